@@ -1,0 +1,87 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify from 'fastify';
+import type { DestinationStream } from 'pino';
+import { PasswordHasher } from './auth/passwords.ts';
+import { authRoutes } from './auth/routes.ts';
+import { AuthService } from './auth/service.ts';
+import type { Config } from './config.ts';
+import { type Database, openDatabase } from './db/database.ts';
+import { healthRoutes } from './health/routes.ts';
+import { registerErrorHandling } from './plugins/errors.ts';
+import { wireProfile } from './profiles/index.ts';
+import { restRoutes } from './rest/routes.ts';
+import type { App } from './shared/fastify.ts';
+import { UsersRepository } from './users/repository.ts';
+import { usersRoutes } from './users/routes.ts';
+import { UsersService } from './users/service.ts';
+
+export interface AppOptions {
+  /** Where log lines go (stdout by default); tests pass a stream to read them. */
+  logStream?: DestinationStream;
+  /** An already-open database; by default one is opened from config.databaseUrl. */
+  database?: Database;
+}
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+// Never written to a log line, whichever object carries them.
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.passwordHash',
+  '*.password_hash',
+  '*.token',
+];
+
+/** Builds the whole service for a configuration; the server and the tests share it. */
+export async function buildApp(config: Config, options: AppOptions = {}): Promise<App> {
+  const app: App = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: REDACT, censor: '[redacted]' },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
+    ajv: {
+      // Fastify's defaults coerce ("12345678901" ⇄ 12345678901, null → "") and silently drop
+      // unknown fields; Usher refuses both instead.
+      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false },
+    },
+    bodyLimit: BODY_LIMIT_BYTES,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    requestTimeout: 30_000,
+    connectionTimeout: 60_000,
+    keepAliveTimeout: 5_000,
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  // A client that trickles its headers is cut off instead of holding a socket.
+  app.server.headersTimeout = 10_000;
+
+  const database = options.database ?? openDatabase(config.databaseUrl, config.database);
+  try {
+    await database.migrate();
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  app.addHook('onClose', () => database.close());
+
+  // Only JSON bodies are read; anything else is a 415 before it reaches a handler.
+  app.removeContentTypeParser('text/plain');
+  registerErrorHandling(app);
+
+  const profile = wireProfile(config.profile);
+  const hasher = new PasswordHasher(config.passwordHash);
+  const usersRepository = new UsersRepository(database.db);
+
+  usersRoutes(app, new UsersService(usersRepository, hasher), profile);
+  authRoutes(app, new AuthService(usersRepository, hasher), profile);
+  if (profile.serves.restProbe) restRoutes(app);
+  healthRoutes(app, database);
+
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,59 @@
+import { Type } from 'typebox';
+import type { ErrorRenderer } from '../plugins/errors.ts';
+import type { WireProfile } from '../profiles/index.ts';
+import { AppError } from '../shared/errors.ts';
+import type { App } from '../shared/fastify.ts';
+import type { AuthService } from './service.ts';
+
+// Unused fields are ignored (CONTRACT), but a field that is there must be a string: no coercion.
+const SigninBody = Type.Object(
+  {
+    email: Type.Optional(Type.String({ description: 'Absent counts as an empty string.' })),
+    password: Type.Optional(
+      Type.String({ description: 'Absent counts as an empty string.', writeOnly: true }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+/** One message per kind of failure; none of them says whether the email has an account. */
+function signinMessage(statusCode: number): string {
+  if (statusCode === 401) return 'Email or password is incorrect.';
+  if (statusCode === 429) return 'Too many sign-in attempts; try again later.';
+  if (statusCode >= 500) return 'Sign-in is unavailable right now; try again later.';
+  return 'The request body must be a JSON object with string fields email and password.';
+}
+
+export function authRoutes(app: App, auth: AuthService, profile: WireProfile): void {
+  // Every failure on this route, whatever raised it, is SIGNIN_FAILED in the profile's shape.
+  const renderError: ErrorRenderer = (f) => ({
+    statusCode: f.statusCode,
+    body: profile.signinFailure(signinMessage(f.statusCode)),
+  });
+
+  app.post(
+    '/api/signin',
+    {
+      schema: {
+        summary: 'Sign in with email and password',
+        body: SigninBody,
+        response: { 200: profile.signinSuccessSchema, default: profile.signinFailureSchema },
+      },
+      config: { renderError },
+    },
+    async (request) => {
+      const { email = '', password = '' } = request.body;
+      const outcome = await auth.signIn(email, password);
+      request.log.info(
+        {
+          event: 'signin',
+          outcome: outcome.ok ? 'success' : 'failure',
+          userId: outcome.ok ? String(outcome.user.id) : outcome.userId && String(outcome.userId),
+        },
+        'sign-in attempt',
+      );
+      if (!outcome.ok) throw new AppError('SIGNIN_FAILED', signinMessage(401));
+      return profile.signinSuccess(outcome.user);
+    },
+  );
+}

@@ -1,0 +1,129 @@
+// The only module that reads process.env. Everything else receives a validated Config.
+import { availableParallelism } from 'node:os';
+
+export const PROFILES = ['a', 'b'] as const;
+export type Profile = (typeof PROFILES)[number];
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface PasswordHashConfig {
+  /** argon2id memory cost in KiB. */
+  memoryKiB: number;
+  /** argon2id passes (time cost). */
+  passes: number;
+  parallelism: number;
+  /** How many hashes may run at once; the rest queue, so hashing never starves the libuv pool. */
+  concurrency: number;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  profile: Profile;
+  databaseUrl: string;
+  logLevel: LogLevel;
+  /** Number of processes sharing the port through node:cluster. */
+  workers: number;
+  database: {
+    poolSize: number;
+    connectTimeoutMs: number;
+    statementTimeoutMs: number;
+  };
+  passwordHash: PasswordHashConfig;
+}
+
+/** OWASP Password Storage Cheat Sheet minimum for argon2id; production settings may not go below it. */
+export const ARGON2_MINIMUM = { memoryKiB: 19456, passes: 2, parallelism: 1 } as const;
+
+export class ConfigError extends Error {
+  readonly setting: string;
+  constructor(setting: string, detail: string) {
+    super(`${setting}: ${detail}`);
+    this.setting = setting;
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `"${raw}" is not accepted; expected an integer from ${min} to ${max}`);
+  }
+  return Number(raw);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = raw.toLowerCase() as T;
+  if (!allowed.includes(value)) {
+    throw new ConfigError(name, `"${raw}" is not accepted; expected one of ${allowed.join(', ')}`);
+  }
+  return value;
+}
+
+function databaseUrl(env: Env): string {
+  const raw = env.DATABASE_URL;
+  if (raw === undefined || raw === '') return 'sqlite:./data/usher.db';
+  if (/^sqlite:.+/.test(raw)) return raw;
+  if (/^postgres(ql)?:\/\/.+/.test(raw)) {
+    try {
+      new URL(raw);
+      return raw;
+    } catch {
+      // fall through to the error below
+    }
+  }
+  throw new ConfigError(
+    'DATABASE_URL',
+    'expected sqlite:<path>, sqlite::memory:, or postgres://user@host:port/database',
+  );
+}
+
+function host(env: Env): string {
+  const raw = env.HOST;
+  if (raw === undefined || raw === '') return '127.0.0.1';
+  if (!/^[A-Za-z0-9.:[\]-]+$/.test(raw)) {
+    throw new ConfigError('HOST', `"${raw}" is not accepted; expected a host name or IP address`);
+  }
+  return raw;
+}
+
+function workers(env: Env): number {
+  const raw = env.WORKERS;
+  if (raw === 'auto') return availableParallelism();
+  return integer(env, 'WORKERS', 1, 1, 256);
+}
+
+/** Reads and validates every setting; throws ConfigError naming the first bad one. */
+export function loadConfig(env: Env = process.env): Config {
+  return {
+    host: host(env),
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    profile: oneOf(env, 'PROFILE', PROFILES, 'b'),
+    databaseUrl: databaseUrl(env),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    workers: workers(env),
+    database: {
+      poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+      connectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 2000, 100, 60000),
+      statementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 100, 600000),
+    },
+    passwordHash: {
+      memoryKiB: integer(
+        env,
+        'ARGON2_MEMORY_KIB',
+        ARGON2_MINIMUM.memoryKiB,
+        ARGON2_MINIMUM.memoryKiB,
+        4194304,
+      ),
+      passes: integer(env, 'ARGON2_PASSES', ARGON2_MINIMUM.passes, ARGON2_MINIMUM.passes, 100),
+      parallelism: integer(env, 'ARGON2_PARALLELISM', ARGON2_MINIMUM.parallelism, 1, 64),
+      concurrency: integer(env, 'HASH_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64),
+    },
+  };
+}

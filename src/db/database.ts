@@ -1,0 +1,84 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Migrator } from 'kysely/migration';
+import pg from 'pg';
+import type { Config } from '../config.ts';
+import { createMigrations } from './migrations/index.ts';
+import type { Tables } from './schema.ts';
+import { createSqliteDialect } from './sqlite-dialect.ts';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Database {
+  readonly db: Kysely<Tables>;
+  readonly dialect: DialectName;
+  /** Applies pending migrations; safe when several instances start at once. */
+  migrate(): Promise<void>;
+  /** Resolves when the database answers a trivial query within `timeoutMs`. */
+  ping(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function sqlitePath(url: string): string {
+  const path = url.slice('sqlite:'.length);
+  return path === ':memory:' ? ':memory:' : path;
+}
+
+function createPostgresPool(url: string, options: Config['database']): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize,
+    connectionTimeoutMillis: options.connectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: options.statementTimeoutMs,
+  });
+  // An idle client whose server went away emits 'error'; unhandled, that would kill the process.
+  // The pool drops the client, and the next checkout reconnects.
+  pool.on('error', () => {});
+  return pool;
+}
+
+export function openDatabase(url: string, options: Config['database']): Database {
+  const dialect: DialectName = url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+  const db = new Kysely<Tables>({
+    dialect:
+      dialect === 'sqlite'
+        ? createSqliteDialect(sqlitePath(url))
+        : new PostgresDialect({ pool: createPostgresPool(url, options) }),
+  });
+
+  return {
+    db,
+    dialect,
+    async migrate() {
+      const migrator = new Migrator({
+        db,
+        provider: { getMigrations: async () => createMigrations(dialect) },
+      });
+      const { error, results } = await migrator.migrateToLatest();
+      if (error) {
+        const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+        throw new Error(
+          `migration ${failed ?? '(setup)'} failed: ${String((error as Error).message ?? error)}`,
+          {
+            cause: error,
+          },
+        );
+      }
+    },
+    async ping(timeoutMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(Object.assign(new Error('database ping timed out'), { code: 'ETIMEDOUT' })),
+          timeoutMs,
+        );
+      });
+      try {
+        await Promise.race([sql`select 1`.execute(db), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,13 @@
+import type { Migration } from 'kysely/migration';
+import type { DialectName } from '../database.ts';
+import { createUsers } from './2026-11-22-0001-create-users.ts';
+
+/**
+ * Every migration, keyed by a date-prefixed name that sorts in the order they must run. Each gets
+ * the dialect so that differences (identity keys, timestamp types) are explicit, not guessed.
+ */
+export function createMigrations(dialect: DialectName): Record<string, Migration> {
+  return {
+    '2026-11-22-0001-create-users': createUsers(dialect),
+  };
+}

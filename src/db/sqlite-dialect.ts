@@ -1,0 +1,55 @@
+// Kysely's SqliteDialect talks to a better-sqlite3-shaped object. This adapts Node's built-in
+// node:sqlite to it, so SQLite needs no native addon.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely';
+
+const STATEMENT_CACHE_SIZE = 200;
+
+function adapt(statement: StatementSync): SqliteStatement {
+  // Ids are 64-bit: reading every integer as a bigint means none is ever rounded.
+  statement.setReadBigInts(true);
+  const reader = statement.columns().length > 0;
+  const args = (parameters: ReadonlyArray<unknown>) => parameters as SQLInputValue[];
+  return {
+    reader,
+    all: (parameters) => statement.all(...args(parameters)),
+    run: (parameters) => statement.run(...args(parameters)),
+    iterate: (parameters) => statement.iterate(...args(parameters)),
+  };
+}
+
+/** Opens (creating if needed) a SQLite file, or ':memory:', with durable, concurrent-safe settings. */
+export function openSqlite(path: string): SqliteDatabase {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new DatabaseSync(path, { timeout: 5000 });
+  // WAL lets readers run beside a writer (several processes may share the file); FULL makes a
+  // committed write survive power loss, not only a process crash.
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = FULL');
+  db.exec('PRAGMA busy_timeout = 5000');
+  db.exec('PRAGMA foreign_keys = ON');
+
+  // Preparing is a large share of a point lookup's cost; Kysely emits the same SQL text each time.
+  const cache = new Map<string, SqliteStatement>();
+  return {
+    prepare(sql) {
+      let statement = cache.get(sql);
+      if (statement === undefined) {
+        statement = adapt(db.prepare(sql));
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        cache.set(sql, statement);
+      }
+      return statement;
+    },
+    close() {
+      cache.clear();
+      if (db.isOpen) db.close();
+    },
+  };
+}
+
+export function createSqliteDialect(path: string): SqliteDialect {
+  return new SqliteDialect({ database: async () => openSqlite(path) });
+}

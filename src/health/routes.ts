@@ -1,0 +1,29 @@
+import { Type } from 'typebox';
+import type { Database } from '../db/database.ts';
+import { ErrorBody } from '../profiles/schemas.ts';
+import { AppError } from '../shared/errors.ts';
+import type { App } from '../shared/fastify.ts';
+
+const Status = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false });
+const READY_TIMEOUT_MS = 1000;
+
+export function healthRoutes(app: App, database: Database): void {
+  app.get(
+    '/healthz',
+    { schema: { summary: 'Liveness: the process runs', response: { 200: Status } } },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/readyz',
+    { schema: { summary: 'Readiness: the database answers', response: { 200: Status, default: ErrorBody } } },
+    async () => {
+      try {
+        await database.ping(READY_TIMEOUT_MS);
+      } catch {
+        throw new AppError('UNAVAILABLE', 'The database is not answering.');
+      }
+      return { status: 'ok' as const };
+    },
+  );
+}

@@ -1,0 +1,126 @@
+// The one error path: every failure, from Fastify, Ajv, a service or the database, becomes a
+// Failure and is written by the route's renderer (documented endpoints have their own bodies).
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/errors.ts';
+import { AppError, ERROR_CODES, type ErrorCode } from '../shared/errors.ts';
+import type { App } from '../shared/fastify.ts';
+
+export interface Failure {
+  statusCode: number;
+  code: ErrorCode;
+  message: string;
+  headers: Readonly<Record<string, string>>;
+}
+
+export interface Rendered {
+  statusCode: number;
+  body: object;
+}
+
+export type ErrorRenderer = (failure: Failure) => Rendered;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Writes this route's failures; the default is `{error, message}`. */
+    renderError?: ErrorRenderer;
+    /** The code for a path id that cannot name a row: such an id is a 404, never a 400. */
+    notFoundCode?: ErrorCode;
+  }
+}
+
+export const renderWithMessage: ErrorRenderer = (f) => ({
+  statusCode: f.statusCode,
+  body: { error: f.code, message: f.message },
+});
+
+/** The documented endpoints' body (SPEC 7): the code alone. */
+export const renderCodeOnly: ErrorRenderer = (f) => ({ statusCode: f.statusCode, body: { error: f.code } });
+
+function failure(code: ErrorCode, message: string, statusCode: number = ERROR_CODES[code].status): Failure {
+  return { statusCode, code, message, headers: {} };
+}
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/** Names the field at fault, in the words a client developer needs. */
+function describeValidation(errors: AjvError[]): string {
+  const e = errors[0];
+  if (!e) return 'body: is invalid';
+  const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  const at = (field: string) => (path ? `${path}.${field}` : field);
+  switch (e.keyword) {
+    case 'required':
+      return `${at(String(e.params.missingProperty))}: is required`;
+    case 'additionalProperties':
+      return `${at(String(e.params.additionalProperty))}: is not a known field`;
+    case 'type':
+      return path ? `${path}: must be a ${String(e.params.type)}` : 'body: must be a JSON object';
+    default:
+      return `${path || 'body'}: ${e.message ?? 'is invalid'}`;
+  }
+}
+
+const FASTIFY_CODES: Record<string, () => Failure> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => failure('PAYLOAD_TOO_LARGE', 'body: larger than the 1 MiB limit'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
+    failure('UNSUPPORTED_MEDIA_TYPE', 'Content-Type: must be application/json'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => failure('VALIDATION_FAILED', 'body: must not be empty'),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => failure('VALIDATION_FAILED', 'body: is not valid JSON'),
+};
+
+export function toFailure(error: FastifyError, request: FastifyRequest): Failure {
+  if (error instanceof AppError) {
+    return { statusCode: error.statusCode, code: error.code, message: error.message, headers: error.headers };
+  }
+  if (error.validation) {
+    if (error.validationContext === 'params') {
+      const code = request.routeOptions.config.notFoundCode ?? 'NOT_FOUND';
+      return failure(code, ERROR_CODES[code].when);
+    }
+    if (error.validationContext === 'querystring') {
+      return failure(
+        'INVALID_QUERY',
+        describeValidation(error.validation as AjvError[]).replace(/^body: /, 'query: '),
+      );
+    }
+    return failure('VALIDATION_FAILED', describeValidation(error.validation as AjvError[]));
+  }
+  const known = error.code ? FASTIFY_CODES[error.code] : undefined;
+  if (known) return known();
+  if (isDatabaseUnavailable(error))
+    return failure('UNAVAILABLE', 'The database is not answering; try again shortly.');
+  // Fastify's other client errors (malformed JSON, poisoned prototypes, bad framing) carry a 4xx.
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    return failure(
+      'VALIDATION_FAILED',
+      error instanceof SyntaxError ? 'body: is not valid JSON' : 'request: cannot be read',
+      400,
+    );
+  }
+  return failure('INTERNAL', 'Something went wrong on our side.');
+}
+
+async function handleError(this: App, error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const f = toFailure(error, request);
+  if (f.statusCode >= 500) {
+    request.log.error({ err: error }, 'request failed');
+  } else {
+    request.log.info({ code: f.code, statusCode: f.statusCode }, 'request refused');
+  }
+  const render = request.routeOptions.config.renderError ?? renderWithMessage;
+  const { statusCode, body } = render(f);
+  return reply.code(statusCode).headers(f.headers).send(body);
+}
+
+export function registerErrorHandling(app: App): void {
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((_request, reply) =>
+    reply.code(404).send({ error: 'NOT_FOUND', message: 'No such route.' }),
+  );
+}

@@ -1,0 +1,32 @@
+import { Type } from 'typebox';
+import type { ErrorRenderer } from '../plugins/errors.ts';
+import type { App } from '../shared/fastify.ts';
+
+const RestSupport = Type.Object({ restSupport: Type.Boolean() }, { additionalProperties: false });
+
+// An unreadable body (bad JSON, wrong type, too large) is not an error here: it is a `false`.
+const renderError: ErrorRenderer = () => ({ statusCode: 200, body: { restSupport: false } });
+
+/** POST /rest (profile B): says whether the body is a JSON object with a string email; echoes nothing. */
+export function restRoutes(app: App): void {
+  app.post(
+    '/rest',
+    {
+      schema: {
+        summary: 'REST support probe',
+        body: Type.Unknown({ description: 'Any JSON; a user object whose email is a string gives true.' }),
+        response: { 200: RestSupport, default: RestSupport },
+      },
+      config: { renderError },
+    },
+    async (request) => {
+      const body = request.body;
+      const restSupport =
+        typeof body === 'object' &&
+        body !== null &&
+        !Array.isArray(body) &&
+        typeof (body as { email?: unknown }).email === 'string';
+      return { restSupport };
+    },
+  );
+}

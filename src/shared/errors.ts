@@ -1,0 +1,46 @@
+/**
+ * Every error code Usher answers with, its HTTP status, and when it is used. This table is the
+ * source for the README's error table and for the OpenAPI document.
+ */
+export const ERROR_CODES = {
+  USER_NOT_FOUND: { status: 404, when: 'No user has that id (or the id is not a valid user id).' },
+  SIGNIN_FAILED: {
+    status: 401,
+    when: 'Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), or throttling (429).',
+  },
+  NOT_FOUND: { status: 404, when: 'No such route.' },
+  VALIDATION_FAILED: {
+    status: 400,
+    when: 'The body is not valid JSON or a field breaks a rule; the message names the field.',
+  },
+  INVALID_QUERY: {
+    status: 400,
+    when: 'A query parameter (page, size, sort) has a value that is not accepted.',
+  },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'The body is not application/json.' },
+  PAYLOAD_TOO_LARGE: { status: 413, when: 'The body is larger than the limit (1 MiB).' },
+  EMAIL_TAKEN: { status: 409, when: 'Another user already has that email, in any letter case.' },
+  UNAVAILABLE: { status: 503, when: 'The database does not answer, or the server is shutting down.' },
+  INTERNAL: { status: 500, when: 'An unexpected failure; details are logged, never returned.' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** A failure with a stable code; the error handler turns it into the route's error body. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  readonly headers: Readonly<Record<string, string>>;
+  constructor(
+    code: ErrorCode,
+    message: string,
+    statusCode?: number,
+    headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+    this.code = code;
+    this.headers = headers;
+    this.name = 'AppError';
+    this.statusCode = statusCode ?? ERROR_CODES[code].status;
+  }
+}

@@ -1,0 +1,12 @@
+const MAX_ID = 2n ** 63n - 1n;
+
+/** Decimal digits from 1 to 2^63-1, nothing else (no sign, exponent, hex or leading zero). */
+export const ID_PATTERN = '^[1-9][0-9]{0,18}$';
+const ID_REGEX = new RegExp(ID_PATTERN);
+
+/** Parses a path id; undefined for anything that cannot name a row. */
+export function parseId(raw: string): bigint | undefined {
+  if (!ID_REGEX.test(raw)) return undefined;
+  const id = BigInt(raw);
+  return id <= MAX_ID ? id : undefined;
+}

@@ -1,0 +1,112 @@
+import type { Kysely } from 'kysely';
+import { isUniqueViolation } from '../db/errors.ts';
+import type { Tables } from '../db/schema.ts';
+import type { User } from './user.ts';
+
+const USER_COLUMNS = ['id', 'email', 'name', 'created_at', 'updated_at'] as const;
+
+interface UserRow {
+  id: bigint | string;
+  email: string;
+  name: string;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+function toUser(row: UserRow): User {
+  return {
+    id: BigInt(row.id),
+    email: row.email,
+    name: row.name,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+export class EmailTakenError extends Error {
+  constructor() {
+    super('email taken');
+    this.name = 'EmailTakenError';
+  }
+}
+
+export interface NewUser {
+  email: string;
+  emailKey: string;
+  name: string;
+  passwordHash: string;
+}
+
+export interface Credentials {
+  user: User;
+  passwordHash: string;
+}
+
+export class UsersRepository {
+  readonly #db: Kysely<Tables>;
+  constructor(db: Kysely<Tables>) {
+    this.#db = db;
+  }
+
+  async findById(id: bigint): Promise<User | undefined> {
+    const row = await this.#db
+      .selectFrom('users')
+      .select(USER_COLUMNS)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && toUser(row);
+  }
+
+  async findCredentials(emailKey: string): Promise<Credentials | undefined> {
+    const row = await this.#db
+      .selectFrom('users')
+      .select([...USER_COLUMNS, 'password_hash'])
+      .where('email_key', '=', emailKey)
+      .executeTakeFirst();
+    return row && { user: toUser(row), passwordHash: row.password_hash };
+  }
+
+  /** Inserts a user; throws EmailTakenError when the email key is already used (race-safe). */
+  async insert(user: NewUser): Promise<User> {
+    const now = new Date().toISOString();
+    try {
+      const row = await this.#db
+        .insertInto('users')
+        .values({
+          email: user.email,
+          email_key: user.emailKey,
+          name: user.name,
+          password_hash: user.passwordHash,
+          created_at: now,
+          updated_at: now,
+        })
+        .returning(USER_COLUMNS)
+        .executeTakeFirstOrThrow();
+      return toUser(row);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new EmailTakenError();
+      throw error;
+    }
+  }
+
+  /** Replaces the hash only if it is still the one that was verified, so a concurrent change wins. */
+  async replacePasswordHash(id: bigint, expected: string, next: string): Promise<void> {
+    await this.#db
+      .updateTable('users')
+      .set({ password_hash: next })
+      .where('id', '=', id)
+      .where('password_hash', '=', expected)
+      .execute();
+  }
+
+  async list(offset: number, limit: number): Promise<User[]> {
+    const rows = await this.#db
+      .selectFrom('users')
+      .select(USER_COLUMNS)
+      .orderBy('id')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+    return rows.map(toUser);
+  }
+}

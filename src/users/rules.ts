@@ -1,0 +1,41 @@
+import { normalizePassword } from '../auth/passwords.ts';
+import { AppError } from '../shared/errors.ts';
+
+export const EMAIL_MAX = 254;
+export const NAME_MAX = 100;
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 1024;
+
+// Deliberately loose: one @, something on each side, a dot in the domain, no spaces or control
+// characters. Deliverability is the mail server's business, not a regex's.
+const EMAIL_SHAPE = /^[^\s@\p{Cc}]+@[^\s@.\p{Cc}]+(\.[^\s@.\p{Cc}]+)+$/u;
+
+const codePoints = (s: string) => [...s].length;
+
+function invalid(field: string, rule: string): AppError {
+  return new AppError('VALIDATION_FAILED', `${field}: ${rule}`);
+}
+
+export function checkEmail(raw: string): string {
+  const email = raw.trim();
+  if (email.length === 0) throw invalid('email', 'must not be empty');
+  if (codePoints(email) > EMAIL_MAX) throw invalid('email', `must be at most ${EMAIL_MAX} characters`);
+  if (!EMAIL_SHAPE.test(email)) throw invalid('email', 'must be an email address like name@example.com');
+  return email;
+}
+
+export function checkName(raw: string): string {
+  const name = raw.trim();
+  const length = codePoints(name);
+  if (length < 1 || length > NAME_MAX)
+    throw invalid('name', `must be 1 to ${NAME_MAX} characters after trimming`);
+  return name;
+}
+
+export function checkPassword(raw: string): string {
+  const length = codePoints(normalizePassword(raw));
+  if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
+    throw invalid('password', `must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+  }
+  return raw;
+}

@@ -1,0 +1,13 @@
+/** A user as the rest of the code sees it: no password hash ever leaves the repository by this type. */
+export interface User {
+  readonly id: bigint;
+  readonly email: string;
+  readonly name: string;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** Trimmed and lower-cased: two emails are the same account when their keys are equal. */
+export function emailKey(email: string): string {
+  return email.trim().toLowerCase();
+}

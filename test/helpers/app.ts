@@ -1,0 +1,81 @@
+import { Writable } from 'node:stream';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/app.ts';
+import { type Config, loadConfig, type Profile } from '../../src/config.ts';
+import type { App } from '../../src/shared/fastify.ts';
+import type { Store } from './stores.ts';
+
+/** Cheap argon2id so tests stay fast; production settings cannot go this low (config enforces it). */
+export const CHEAP_HASH = { memoryKiB: 1024, passes: 1, parallelism: 1, concurrency: 4 } as const;
+
+export interface TestApp {
+  readonly app: App;
+  readonly profile: Profile;
+  /** Every log line the app wrote, raw. */
+  readonly logs: string[];
+  inject(options: InjectOptions): Promise<LightMyRequestResponse>;
+  get(url: string): Promise<LightMyRequestResponse>;
+  post(url: string, body: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export function testConfig(store: Store, profile: Profile, overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({ DATABASE_URL: store.url, PROFILE: profile, LOG_LEVEL: 'info' }),
+    passwordHash: { ...CHEAP_HASH },
+    ...overrides,
+  };
+}
+
+export async function startApp(store: Store, profile: Profile, overrides: Partial<Config> = {}): Promise<TestApp> {
+  const logs: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _enc, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const app = await buildApp(testConfig(store, profile, overrides), { logStream });
+  return {
+    app,
+    profile,
+    logs,
+    inject: (options) => app.inject(options),
+    get: (url) => app.inject({ method: 'GET', url }),
+    post: (url, body, headers = {}) =>
+      app.inject({
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/json', ...headers },
+        payload: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    close: () => app.close(),
+  };
+}
+
+let counter = 0;
+/** A registration body with an email no other test in this process uses. */
+export function newUser(overrides: Partial<{ email: string; name: string; password: string }> = {}) {
+  counter += 1;
+  return {
+    email: `user${counter}.${process.pid}@example.com`,
+    name: `User ${counter}`,
+    password: `pass-${counter}-word`,
+    ...overrides,
+  };
+}
+
+export async function register(t: TestApp, body = newUser()) {
+  const res = await t.post('/api/users', body);
+  if (res.statusCode !== 201) throw new Error(`registration failed: ${res.statusCode} ${res.body}`);
+  return { ...body, id: BigInt(res.json().id), res };
+}
+
+/** True when text holds a password value, a `password`/`passwordHash` key, or an argon2 hash. */
+export function leaksSecret(text: string, passwords: readonly string[] = []): boolean {
+  return (
+    text.includes('$argon2') ||
+    /"password(_?hash)?"\s*:/i.test(text) ||
+    passwords.some((p) => p !== '' && text.includes(p))
+  );
+}

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { leaksSecret, register, startApp, type TestApp } from '../helpers/app.ts';
+import { openTestDatabase } from '../helpers/db.ts';
+import { describeEachStore } from '../helpers/stores.ts';
+
+describeEachStore('GET /api/users/{id}', (store) => {
+  let a: TestApp;
+  let b: TestApp;
+  before(async () => {
+    a = await startApp(store, 'a');
+    b = await startApp(store, 'b');
+  });
+  after(async () => {
+    await a.close();
+    await b.close();
+  });
+
+  test('SPEC 4.1 (A): a known id returns exactly id, email and name', async () => {
+    const u = await register(a);
+    const res = await a.get(`/api/users/${u.id}`);
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+    assert.deepEqual(res.json(), { id: Number(u.id), email: u.email, name: u.name });
+    assert.equal(leaksSecret(res.body, [u.password]), false);
+  });
+
+  test('SPEC 4.1 rule 4 (B): the user object has id, email, name, createdAt and no password', async () => {
+    const u = await register(b);
+    const res = await b.get(`/api/users/${u.id}`);
+    assert.equal(res.statusCode, 200);
+    const body = res.json();
+    assert.deepEqual(Object.keys(body).sort(), ['createdAt', 'email', 'id', 'name']);
+    assert.equal(body.id, Number(u.id));
+    assert.equal(body.email, u.email);
+    assert.ok(!Number.isNaN(Date.parse(body.createdAt)));
+    assert.equal(leaksSecret(res.body, [u.password]), false);
+  });
+
+  for (const t of [
+    { profile: 'a', app: () => a },
+    { profile: 'b', app: () => b },
+  ]) {
+    test(`SPEC 7 (${t.profile}): an unknown id is 404 with exactly {"error":"USER_NOT_FOUND"}`, async () => {
+      const res = await t.app().get('/api/users/987654321');
+      assert.equal(res.statusCode, 404);
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+      assert.deepEqual(res.json(), { error: 'USER_NOT_FOUND' });
+    });
+
+    test(`CONTRACT (${t.profile}): an id that is not 1..2^63-1 in decimal is 404 USER_NOT_FOUND, never 400 or 500`, async () => {
+      for (const id of [
+        'abc',
+        '-1',
+        '0',
+        '1.5',
+        '1e3',
+        '0x10',
+        '01',
+        '9223372036854775808',
+        '18446744073709551616',
+        '9223372036854775807',
+      ]) {
+        const res = await t.app().get(`/api/users/${id}`);
+        assert.equal(res.statusCode, 404, `id ${id}`);
+        assert.deepEqual(res.json(), { error: 'USER_NOT_FOUND' }, `id ${id}`);
+      }
+    });
+
+    test(`SPEC 4.1 rule 3 (${t.profile}): GET answers JSON whatever the Accept header says`, async () => {
+      const u = await register(t.app());
+      for (const accept of ['text/html,application/xhtml+xml;q=0.9,*/*;q=0.8', 'text/plain', 'image/png']) {
+        const res = await t.app().inject({ method: 'GET', url: `/api/users/${u.id}`, headers: { accept } });
+        assert.equal(res.statusCode, 200);
+        assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+        assert.equal(res.json().email, u.email);
+      }
+    });
+  }
+
+  test('CONTRACT: ids at or above 2^53 are written as exact JSON integers in both profiles', async () => {
+    const database = openTestDatabase(store);
+    const big = 2n ** 53n + 1n; // 9007199254740993: a double would round it to ...992
+    const max = 2n ** 63n - 1n;
+    try {
+      for (const id of [big, max]) {
+        await database.db
+          .insertInto('users')
+          .values({
+            id,
+            email: `big${id}@example.com`,
+            email_key: `big${id}@example.com`,
+            name: 'Big',
+            password_hash: 'x',
+            created_at: new Date().toISOString(),
+            updated_at: new Date().toISOString(),
+          })
+          .execute();
+      }
+    } finally {
+      await database.close();
+    }
+    for (const t of [a, b]) {
+      for (const id of [big, max]) {
+        const res = await t.get(`/api/users/${id}`);
+        assert.equal(res.statusCode, 200);
+        assert.match(res.body, new RegExp(`^\\{"id":${id},`), res.body);
+      }
+    }
+  });
+});

@@ -6,10 +6,12 @@ import { authRoutes } from './auth/routes.ts';
 import { AuthService } from './auth/service.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
+import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
 import { healthRoutes } from './health/routes.ts';
 import { registerErrorHandling } from './plugins/errors.ts';
 import { wireProfile } from './profiles/index.ts';
 import { restRoutes } from './rest/routes.ts';
+import { AppError } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
 import { UsersRepository } from './users/repository.ts';
 import { usersRoutes } from './users/routes.ts';
@@ -61,13 +63,23 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.server.headersTimeout = 10_000;
 
   const database = options.database ?? openDatabase(config.databaseUrl, config.database);
+  let schema: SchemaReadiness;
   try {
-    await database.migrate();
+    schema = await migrateOnStart(database, app.log);
   } catch (error) {
     await database.close();
     throw error;
   }
-  app.addHook('onClose', () => database.close());
+  app.addHook('onClose', async () => {
+    schema.stop();
+    await database.close();
+  });
+  // Until the schema is in place every route that needs the database is a 503, not a 500.
+  app.addHook('onRequest', async (request) => {
+    if (!schema.ready && request.routeOptions.config.usesDatabase !== false) {
+      throw new AppError('UNAVAILABLE', 'The database is not ready yet; try again shortly.');
+    }
+  });
 
   // Only JSON bodies are read; anything else is a 415 before it reaches a handler.
   app.removeContentTypeParser('text/plain');
@@ -80,7 +92,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   usersRoutes(app, new UsersService(usersRepository, hasher), profile);
   authRoutes(app, new AuthService(usersRepository, hasher), profile);
   if (profile.serves.restProbe) restRoutes(app);
-  healthRoutes(app, database);
+  healthRoutes(app, database, schema);
 
   await app.ready();
   return app;

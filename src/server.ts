@@ -1,6 +1,8 @@
 // Entry point: configuration, then the app, then the port. A bad setting stops here, before listening.
+import cluster from 'node:cluster';
 import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
+import { openDatabase } from './db/database.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -16,6 +18,12 @@ function readConfig(): Config {
   }
 }
 
+function fail(what: string, error: unknown): never {
+  console.error(`usher: ${what}: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
+
+/** One process serving the port: in-flight requests finish on SIGTERM/SIGINT, new ones get 503. */
 async function serve(config: Config): Promise<void> {
   const app = await buildApp(config);
   let closing = false;
@@ -23,7 +31,6 @@ async function serve(config: Config): Promise<void> {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
-    // In-flight requests finish, new ones get 503, then the database closes (onClose hook).
     const force = setTimeout(() => {
       app.log.error('shutdown took too long; exiting');
       process.exit(1);
@@ -39,11 +46,51 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // A worker's primary may disconnect it (primary shutting down): treat it as a SIGTERM.
+  if (cluster.isWorker) cluster.worker?.on('disconnect', () => shutdown('disconnect'));
   await app.listen({ host: config.host, port: config.port });
 }
 
+/**
+ * The primary of WORKERS=N: migrates once, forks N workers that share the port, replaces a worker
+ * that dies, and on SIGTERM/SIGINT asks every worker to finish and waits for all of them.
+ */
+async function supervise(config: Config): Promise<void> {
+  const database = openDatabase(config.databaseUrl, config.database);
+  try {
+    await database.migrate();
+  } catch (error) {
+    // Workers retry by themselves while the database is down; anything else is fatal now.
+    console.error(`usher: migrations not applied at start: ${(error as Error).message}`);
+  } finally {
+    await database.close();
+  }
+
+  let stopping = false;
+  const fork = () => cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    console.error(`usher: worker ${worker.process.pid} exited (${signal ?? code}); starting another`);
+    setTimeout(fork, 500);
+  });
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS + 1000).unref();
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  for (let i = 0; i < config.workers; i++) fork();
+}
+
 const config = readConfig();
-serve(config).catch((error: unknown) => {
-  console.error(`usher: failed to start: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});
+if (config.workers > 1 && cluster.isPrimary) {
+  supervise(config).catch((error: unknown) => fail('failed to start workers', error));
+} else {
+  serve(config).catch((error: unknown) => fail('failed to start', error));
+}

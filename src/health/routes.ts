@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { Database } from '../db/database.ts';
+import type { SchemaReadiness } from '../db/schema-readiness.ts';
 import { ErrorBody } from '../profiles/schemas.ts';
 import { AppError } from '../shared/errors.ts';
 import type { App } from '../shared/fastify.ts';
@@ -7,18 +8,22 @@ import type { App } from '../shared/fastify.ts';
 const Status = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false });
 const READY_TIMEOUT_MS = 1000;
 
-export function healthRoutes(app: App, database: Database): void {
+export function healthRoutes(app: App, database: Database, schema: SchemaReadiness): void {
   app.get(
     '/healthz',
-    { schema: { summary: 'Liveness: the process runs', response: { 200: Status } } },
+    { schema: { summary: 'Liveness: the process runs', response: { 200: Status } }, config: { usesDatabase: false } },
     async () => ({ status: 'ok' as const }),
   );
 
   app.get(
     '/readyz',
-    { schema: { summary: 'Readiness: the database answers', response: { 200: Status, default: ErrorBody } } },
+    {
+      schema: { summary: 'Readiness: the database answers', response: { 200: Status, default: ErrorBody } },
+      config: { usesDatabase: false },
+    },
     async () => {
       try {
+        if (!schema.ready) throw new Error('schema not migrated yet');
         await database.ping(READY_TIMEOUT_MS);
       } catch {
         throw new AppError('UNAVAILABLE', 'The database is not answering.');

@@ -25,6 +25,8 @@ declare module 'fastify' {
     renderError?: ErrorRenderer;
     /** The code for a path id that cannot name a row: such an id is a 404, never a 400. */
     notFoundCode?: ErrorCode;
+    /** false for routes that answer without the database (liveness). */
+    usesDatabase?: boolean;
   }
 }
 

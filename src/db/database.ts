@@ -34,6 +34,9 @@ function createPostgresPool(url: string, options: Config['database']): pg.Pool {
   // An idle client whose server went away emits 'error'; unhandled, that would kill the process.
   // The pool drops the client, and the next checkout reconnects.
   pool.on('error', () => {});
+  // A client can also lose its server while checked out between queries; its next query fails
+  // (and the request gets a 503), so the bare 'error' event must not crash the process.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 

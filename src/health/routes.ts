@@ -11,7 +11,10 @@ const READY_TIMEOUT_MS = 1000;
 export function healthRoutes(app: App, database: Database, schema: SchemaReadiness): void {
   app.get(
     '/healthz',
-    { schema: { summary: 'Liveness: the process runs', response: { 200: Status } }, config: { usesDatabase: false } },
+    {
+      schema: { summary: 'Liveness: the process runs', response: { 200: Status } },
+      config: { usesDatabase: false },
+    },
     async () => ({ status: 'ok' as const }),
   );
 

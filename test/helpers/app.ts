@@ -27,7 +27,11 @@ export function testConfig(store: Store, profile: Profile, overrides: Partial<Co
   };
 }
 
-export async function startApp(store: Store, profile: Profile, overrides: Partial<Config> = {}): Promise<TestApp> {
+export async function startApp(
+  store: Store,
+  profile: Profile,
+  overrides: Partial<Config> = {},
+): Promise<TestApp> {
   const logs: string[] = [];
   const logStream = new Writable({
     write(chunk, _enc, done) {

@@ -49,7 +49,10 @@ async function createPostgresDatabase(): Promise<{ url: string; drop: () => Prom
 
 function createSqliteFile(): { url: string; drop: () => Promise<void> } {
   const dir = mkdtempSync(join(tmpdir(), 'usher-test-'));
-  return { url: `sqlite:${join(dir, 'usher.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    url: `sqlite:${join(dir, 'usher.db')}`,
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 export async function freshDatabaseUrl(kind: StoreKind): Promise<{ url: string; drop: () => Promise<void> }> {

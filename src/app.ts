@@ -8,7 +8,12 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
 import { healthRoutes } from './health/routes.ts';
-import { registerErrorHandling } from './plugins/errors.ts';
+import {
+  frameworkError,
+  MAX_SEGMENT_LENGTH,
+  neutraliseUnroutableSegments,
+  registerErrorHandling,
+} from './plugins/errors.ts';
 import { wireProfile } from './profiles/index.ts';
 import { restRoutes } from './rest/routes.ts';
 import { AppError } from './shared/errors.ts';
@@ -57,7 +62,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     connectionTimeout: 60_000,
     keepAliveTimeout: 5_000,
     return503OnClosing: true,
-    routerOptions: { maxParamLength: 200 },
+    routerOptions: { maxParamLength: MAX_SEGMENT_LENGTH },
+    rewriteUrl: (request) => neutraliseUnroutableSegments(request.url ?? '/'),
+    frameworkErrors: frameworkError,
   }).withTypeProvider<TypeBoxTypeProvider>();
   // A client that trickles its headers is cut off instead of holding a socket.
   app.server.headersTimeout = 10_000;

@@ -120,6 +120,37 @@ async function handleError(this: App, error: FastifyError, request: FastifyReque
   return reply.code(statusCode).headers(f.headers).send(body);
 }
 
+/** Longest path segment the router accepts as a parameter; also Fastify's maxParamLength. */
+export const MAX_SEGMENT_LENGTH = 200;
+
+/**
+ * Runs before routing (Fastify's rewriteUrl). A path segment that cannot be percent-decoded, or is
+ * longer than any id, names nothing; it becomes "-" so that the router and the route's own error
+ * path answer (GET /api/users/%zz is USER_NOT_FOUND like any other bad id) instead of Fastify's
+ * built-in 400/414 bodies. Ordinary URLs return at the first check.
+ */
+export function neutraliseUnroutableSegments(url: string): string {
+  if (url.length <= MAX_SEGMENT_LENGTH && !url.includes('%')) return url;
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const query = q === -1 ? '' : url.slice(q);
+  const segments = path.split('/').map((segment) => {
+    if (segment.length > MAX_SEGMENT_LENGTH) return '-';
+    try {
+      decodeURIComponent(segment);
+      return segment;
+    } catch {
+      return '-';
+    }
+  });
+  return segments.join('/') + query;
+}
+
+/** Fastify's framework errors (kept as a backstop: rewriting should leave none) in Usher's body. */
+export function frameworkError(_error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  reply.code(404).send({ error: 'NOT_FOUND', message: 'No such route.' });
+}
+
 export function registerErrorHandling(app: App): void {
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((_request, reply) =>

@@ -163,16 +163,6 @@ function hostileBodies(): HostileBody[] {
   ];
 }
 
-/**
- * Known src bugs, kept visible as TODO tests (they run and print their failure, but do not fail the
- * suite): Fastify answers these framework errors itself (FST_ERR_BAD_URL, FST_ERR_MAX_PARAM_LENGTH)
- * with its own body, bypassing the error handler; `frameworkErrors` in buildApp would route them.
- * Remove an entry once it passes.
- */
-const KNOWN_BUG =
-  'src bug: Fastify framework error (FST_ERR_BAD_URL / FST_ERR_MAX_PARAM_LENGTH) bypasses the one error path';
-const KNOWN_FAILING_IDS = new Set(['a 300-character digit string', 'a malformed percent escape (%zz)']);
-
 /** Path segments that cannot name a user; each must be a 404 USER_NOT_FOUND, never a 400 or 500. */
 const HOSTILE_IDS: readonly (readonly [label: string, segment: string])[] = [
   ['abc', 'abc'],
@@ -311,17 +301,12 @@ for (const profile of PROFILES) {
       });
 
       for (const [label, segment] of HOSTILE_IDS) {
-        const todo = KNOWN_FAILING_IDS.has(label) ? KNOWN_BUG : false;
-        test(`CONTRACT: GET /api/users/${label} is 404 {"error":"USER_NOT_FOUND"} exactly`, {
-          todo,
-        }, async () => {
+        test(`CONTRACT: GET /api/users/${label} is 404 {"error":"USER_NOT_FOUND"} exactly`, async () => {
           assertCodeOnly(await rawGet(port, `/api/users/${segment}`), 404, 'USER_NOT_FOUND');
         });
       }
 
-      test('CONTRACT: a malformed URL elsewhere is refused in the one error shape ({error, message}), never a 5xx', {
-        todo: KNOWN_BUG,
-      }, async () => {
+      test('CONTRACT: a malformed URL elsewhere is refused in the one error shape ({error, message}), never a 5xx', async () => {
         for (const path of ['/api/nothing/%zz', '/%zz', `/api/${'x'.repeat(300)}/1`]) {
           const res = await rawGet(port, path);
           assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${path}: ${res.statusCode} ${res.body}`);

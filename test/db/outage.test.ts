@@ -23,7 +23,7 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
 }
 
 /** A TCP proxy that can be stopped (every connection cut) and started again on the same port. */
-class Proxy {
+class TcpProxy {
   #server: Server | undefined;
   readonly #sockets = new Set<Socket>();
   readonly port: number;
@@ -96,7 +96,7 @@ describe('Database outage [postgres]', { skip }, () => {
   });
 
   describe('a server that stops and starts again', () => {
-    let proxy: Proxy;
+    let proxy: TcpProxy;
     let app: TestApp;
     let drop: () => Promise<void> = async () => {};
     let userId: number;
@@ -105,7 +105,7 @@ describe('Database outage [postgres]', { skip }, () => {
       const fresh = await freshDatabaseUrl('postgres');
       drop = fresh.drop;
       const real = new URL(fresh.url);
-      proxy = new Proxy(await freePort(), { host: real.hostname, port: Number(real.port || 5432) });
+      proxy = new TcpProxy(await freePort(), { host: real.hostname, port: Number(real.port || 5432) });
       await proxy.start();
       const viaProxy = new URL(fresh.url);
       viaProxy.port = String(proxy.port);

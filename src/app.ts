@@ -14,6 +14,7 @@ import {
   neutraliseUnroutableSegments,
   registerErrorHandling,
 } from './plugins/errors.ts';
+import { registerGracefulShutdown } from './plugins/shutdown.ts';
 import { wireProfile } from './profiles/index.ts';
 import { restRoutes } from './rest/routes.ts';
 import { AppError } from './shared/errors.ts';
@@ -61,7 +62,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     requestTimeout: 30_000,
     connectionTimeout: 60_000,
     keepAliveTimeout: 5_000,
-    return503OnClosing: true,
+    return503OnClosing: false,
     routerOptions: { maxParamLength: MAX_SEGMENT_LENGTH },
     rewriteUrl: (request) => neutraliseUnroutableSegments(request.url ?? '/'),
     frameworkErrors: frameworkError,
@@ -91,6 +92,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // Only JSON bodies are read; anything else is a 415 before it reaches a handler.
   app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
+  registerGracefulShutdown(app);
 
   const profile = wireProfile(config.profile);
   const hasher = new PasswordHasher(config.passwordHash);

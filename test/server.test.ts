@@ -399,7 +399,6 @@ describe('shutdown details', () => {
 
   test('CONTRACT: a request arriving during shutdown gets 503 UNAVAILABLE in the one error shape ({error, message})', {
     timeout: SUITE_TIMEOUT_MS,
-    todo: 'src bug: Fastify answers return503OnClosing with its own body',
   }, async () => {
     const server = await startServer(SLOW_HASH, cwd);
     try {
@@ -422,7 +421,6 @@ describe('shutdown details', () => {
 
   test('CONTRACT: after SIGTERM the process exits promptly once in-flight requests finish (idle keep-alive sockets do not hold it)', {
     timeout: SUITE_TIMEOUT_MS,
-    todo: 'src: idle keep-alive sockets hold the exit until keepAliveTimeout (5 s)',
   }, async () => {
     const server = await startServer(SLOW_HASH, cwd);
     let finishedAt = 0;

@@ -1,9 +1,15 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import type { DestinationStream } from 'pino';
+import { Authenticator } from './auth/guard.ts';
 import { PasswordHasher } from './auth/passwords.ts';
 import { authRoutes } from './auth/routes.ts';
 import { AuthService } from './auth/service.ts';
+import { SessionService } from './auth/sessions.ts';
+import { SessionsRepository } from './auth/sessions-repository.ts';
+import { CatalogRepository } from './catalog/repository.ts';
+import { catalogRoutes } from './catalog/routes.ts';
+import { CatalogService } from './catalog/service.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
@@ -31,6 +37,7 @@ export interface AppOptions {
 }
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+const SESSION_PURGE_INTERVAL_MS = 10 * 60 * 1000;
 
 // Never written to a log line, whichever object carries them.
 const REDACT = [
@@ -54,7 +61,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     ajv: {
       // Fastify's defaults coerce ("12345678901" ⇄ 12345678901, null → "") and silently drop
       // unknown fields; Usher refuses both instead.
-      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false },
+      customOptions: {
+        coerceTypes: false,
+        removeAdditional: false,
+        useDefaults: false,
+        allErrors: false,
+        verbose: true,
+      },
     },
     bodyLimit: BODY_LIMIT_BYTES,
     onProtoPoisoning: 'error',
@@ -97,11 +110,23 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const profile = wireProfile(config.profile);
   const hasher = new PasswordHasher(config.passwordHash);
   const usersRepository = new UsersRepository(database.db);
+  const sessions = new SessionService(new SessionsRepository(database.db), config.session);
+  const guard = new Authenticator(sessions, { secure: config.session.cookieSecure });
+  app.decorateRequest('usherSession', null);
 
-  usersRoutes(app, new UsersService(usersRepository, hasher), profile);
-  authRoutes(app, new AuthService(usersRepository, hasher), profile);
+  usersRoutes(app, new UsersService(usersRepository, hasher, sessions), guard, profile);
+  authRoutes(app, new AuthService(usersRepository, hasher), sessions, guard, profile);
+  catalogRoutes(app, new CatalogService(new CatalogRepository(database.db)), guard);
   if (profile.serves.restProbe) restRoutes(app);
   healthRoutes(app, database, schema);
+
+  // Expired sessions are removed in the background, not by the request that finds them.
+  const purge = setInterval(() => {
+    if (schema.ready)
+      sessions.purgeExpired().catch((err: unknown) => app.log.warn({ err }, 'session purge failed'));
+  }, SESSION_PURGE_INTERVAL_MS);
+  purge.unref();
+  app.addHook('onClose', async () => clearInterval(purge));
 
   await app.ready();
   return app;

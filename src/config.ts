@@ -31,6 +31,14 @@ export interface Config {
     statementTimeoutMs: number;
   };
   passwordHash: PasswordHashConfig;
+  session: {
+    /** Lifetime from sign-in. */
+    absoluteTtlMs: number;
+    /** Lifetime without a request. */
+    idleTtlMs: number;
+    /** `auto`: Secure cookie when the request came over https; `always`: every time. */
+    cookieSecure: 'auto' | 'always';
+  };
 }
 
 /** OWASP Password Storage Cheat Sheet minimum for argon2id; production settings may not go below it. */
@@ -124,6 +132,11 @@ export function loadConfig(env: Env = process.env): Config {
       passes: integer(env, 'ARGON2_PASSES', ARGON2_MINIMUM.passes, ARGON2_MINIMUM.passes, 100),
       parallelism: integer(env, 'ARGON2_PARALLELISM', ARGON2_MINIMUM.parallelism, 1, 64),
       concurrency: integer(env, 'HASH_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64),
+    },
+    session: {
+      absoluteTtlMs: integer(env, 'SESSION_TTL_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600) * 1000,
+      idleTtlMs: integer(env, 'SESSION_IDLE_SECONDS', 24 * 3600, 60, 365 * 24 * 3600) * 1000,
+      cookieSecure: oneOf(env, 'SESSION_COOKIE_SECURE', ['auto', 'always'] as const, 'auto'),
     },
   };
 }

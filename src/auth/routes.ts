@@ -1,9 +1,12 @@
 import { Type } from 'typebox';
 import type { ErrorRenderer } from '../plugins/errors.ts';
 import type { WireProfile } from '../profiles/index.ts';
+import { ErrorBody } from '../profiles/schemas.ts';
 import { AppError } from '../shared/errors.ts';
 import type { App } from '../shared/fastify.ts';
+import type { Authenticator } from './guard.ts';
 import type { AuthService } from './service.ts';
+import type { SessionService } from './sessions.ts';
 
 // Unused fields are ignored (CONTRACT), but a field that is there must be a string: no coercion.
 const SigninBody = Type.Object(
@@ -24,7 +27,13 @@ function signinMessage(statusCode: number): string {
   return 'The request body must be a JSON object with string fields email and password.';
 }
 
-export function authRoutes(app: App, auth: AuthService, profile: WireProfile): void {
+export function authRoutes(
+  app: App,
+  auth: AuthService,
+  sessions: SessionService,
+  guard: Authenticator,
+  profile: WireProfile,
+): void {
   // Every failure on this route, whatever raised it, is SIGNIN_FAILED in the profile's shape.
   const renderError: ErrorRenderer = (f) => ({
     statusCode: f.statusCode,
@@ -41,7 +50,7 @@ export function authRoutes(app: App, auth: AuthService, profile: WireProfile): v
       },
       config: { renderError },
     },
-    async (request) => {
+    async (request, reply) => {
       const { email = '', password = '' } = request.body;
       const outcome = await auth.signIn(email, password);
       request.log.info(
@@ -53,7 +62,28 @@ export function authRoutes(app: App, auth: AuthService, profile: WireProfile): v
         'sign-in attempt',
       );
       if (!outcome.ok) throw new AppError('SIGNIN_FAILED', signinMessage(401));
+      // The documented body is unchanged; the session rides in the cookie (or is read back as a
+      // Bearer token by clients that cannot keep cookies).
+      guard.setCookie(request, reply, await sessions.start(outcome.user.id));
+      reply.header('cache-control', 'no-store');
       return profile.signinSuccess(outcome.user);
+    },
+  );
+
+  app.post(
+    '/api/signout',
+    {
+      schema: {
+        summary: 'End the current session (cookie or Bearer token)',
+        response: { 204: Type.Null(), default: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      // Idempotent: signing out without a (valid) session still clears the cookie and answers 204.
+      const session = await guard.session(request);
+      if (session) await sessions.end(session.tokenHash);
+      guard.clearCookie(request, reply);
+      return reply.code(204).send(null);
     },
   );
 }

@@ -17,6 +17,38 @@ export interface UsersTable {
   updated_at: Timestamp;
 }
 
+export interface SessionsTable {
+  /** SHA-256 of the token, hex: the token itself is never stored. */
+  token_hash: string;
+  user_id: bigint | string;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface ProductsTable {
+  id: GeneratedInt8;
+  name: string;
+  description: string;
+  price: ColumnType<bigint | string, bigint | number, bigint | number>;
+  owner_id: bigint | string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ReviewsTable {
+  id: GeneratedInt8;
+  product_id: bigint | string;
+  author_id: bigint | string;
+  rating: ColumnType<bigint | number, number, number>;
+  text: string;
+  written_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Tables {
   users: UsersTable;
+  sessions: SessionsTable;
+  products: ProductsTable;
+  reviews: ReviewsTable;
 }

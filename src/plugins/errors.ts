@@ -47,6 +47,8 @@ interface AjvError {
   instancePath: string;
   params: Record<string, unknown>;
   message?: string;
+  /** Present because Ajv runs with `verbose`: lets a message quote the schema's own description. */
+  parentSchema?: { description?: string };
 }
 
 /** Names the field at fault, in the words a client developer needs. */
@@ -62,8 +64,10 @@ function describeValidation(errors: AjvError[]): string {
       return `${at(String(e.params.additionalProperty))}: is not a known field`;
     case 'type':
       return path ? `${path}: must be a ${String(e.params.type)}` : 'body: must be a JSON object';
-    default:
-      return `${path || 'body'}: ${e.message ?? 'is invalid'}`;
+    default: {
+      const rule = e.parentSchema?.description;
+      return `${path || 'body'}: ${rule ? `must be ${rule}` : (e.message ?? 'is invalid')}`;
+    }
   }
 }
 

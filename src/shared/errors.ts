@@ -19,6 +19,14 @@ export const ERROR_CODES = {
   },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'The body is not application/json.' },
   PAYLOAD_TOO_LARGE: { status: 413, when: 'The body is larger than the limit (1 MiB).' },
+  UNAUTHENTICATED: {
+    status: 401,
+    when: 'The request needs a session: sign in and send the cookie or a Bearer token.',
+  },
+  FORBIDDEN: {
+    status: 403,
+    when: "The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.",
+  },
   EMAIL_TAKEN: { status: 409, when: 'Another user already has that email, in any letter case.' },
   UNAVAILABLE: { status: 503, when: 'The database does not answer, or the server is shutting down.' },
   INTERNAL: { status: 500, when: 'An unexpected failure; details are logged, never returned.' },

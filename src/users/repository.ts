@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../db/errors.ts';
 import type { Tables } from '../db/schema.ts';
+import type { PageRequest } from '../shared/paging.ts';
 import type { User } from './user.ts';
 
 const USER_COLUMNS = ['id', 'email', 'name', 'created_at', 'updated_at'] as const;
@@ -99,14 +100,66 @@ export class UsersRepository {
       .execute();
   }
 
-  async list(offset: number, limit: number): Promise<User[]> {
+  async list(paging: PageRequest<UserSortKey>): Promise<User[]> {
+    const direction = paging.descending ? 'desc' : 'asc';
     const rows = await this.#db
       .selectFrom('users')
       .select(USER_COLUMNS)
-      .orderBy('id')
-      .limit(limit)
-      .offset(offset)
+      .orderBy(SORT_COLUMNS[paging.sort], direction)
+      .orderBy('id', direction)
+      .limit(paging.size)
+      .offset(paging.offset)
       .execute();
     return rows.map(toUser);
   }
+
+  async count(): Promise<number> {
+    const row = await this.#db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /**
+   * Replaces email and name, and the hash when one is given. Throws EmailTakenError when another
+   * user has the email key. Resolves undefined when the user no longer exists.
+   */
+  async update(id: bigint, changes: UserChanges): Promise<User | undefined> {
+    try {
+      const row = await this.#db
+        .updateTable('users')
+        .set({
+          email: changes.email,
+          email_key: changes.emailKey,
+          name: changes.name,
+          updated_at: new Date().toISOString(),
+          ...(changes.passwordHash === undefined ? {} : { password_hash: changes.passwordHash }),
+        })
+        .where('id', '=', id)
+        .returning(USER_COLUMNS)
+        .executeTakeFirst();
+      return row && toUser(row);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new EmailTakenError();
+      throw error;
+    }
+  }
+
+  /** Deletes the user; their sessions, products and reviews go with them (foreign-key cascades). */
+  async delete(id: bigint): Promise<boolean> {
+    const result = await this.#db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+}
+
+export const USER_SORT_KEYS = ['id', 'name', 'email', 'createdAt'] as const;
+export type UserSortKey = (typeof USER_SORT_KEYS)[number];
+const SORT_COLUMNS = { id: 'id', name: 'name', email: 'email_key', createdAt: 'created_at' } as const;
+
+export interface UserChanges {
+  email: string;
+  emailKey: string;
+  name: string;
+  passwordHash?: string;
 }

@@ -1,42 +1,39 @@
 import { Type } from 'typebox';
+import type { Authenticator } from '../auth/guard.ts';
 import { type ErrorRenderer, renderCodeOnly } from '../plugins/errors.ts';
 import type { WireProfile } from '../profiles/index.ts';
 import { CodeOnlyError, ErrorBody } from '../profiles/schemas.ts';
 import type { App } from '../shared/fastify.ts';
 import { ID_PATTERN, parseId } from '../shared/ids.ts';
+import { pageRequest, pagingQuery, setPageHeaders } from '../shared/paging.ts';
+import { USER_SORT_KEYS } from './repository.ts';
 import type { UsersService } from './service.ts';
 
 const UserIdParams = Type.Object({
   id: Type.String({ pattern: ID_PATTERN, description: 'User id: decimal digits, 1 to 2^63-1.' }),
 });
 
-const RegistrationBody = Type.Object(
-  {
-    email: Type.String({
-      description: 'An email address, at most 254 characters; unique in any letter case.',
-    }),
-    name: Type.String({ description: 'Display name, 1 to 100 characters after trimming.' }),
-    password: Type.String({
-      description: '8 to 1024 characters (after NFKC); never returned.',
-      writeOnly: true,
-    }),
-  },
+const userFields = {
+  email: Type.String({ description: 'An email address, at most 254 characters; unique in any letter case.' }),
+  name: Type.String({ description: 'Display name, 1 to 100 characters after trimming.' }),
+  password: Type.String({
+    description: '8 to 1024 characters (after NFKC); never returned.',
+    writeOnly: true,
+  }),
+};
+
+const RegistrationBody = Type.Object(userFields, { additionalProperties: false });
+const UpdateBody = Type.Object(
+  { email: userFields.email, name: userFields.name, password: Type.Optional(userFields.password) },
   { additionalProperties: false },
 );
-
-const ListQuery = Type.Object({
-  page: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: 'Page number, from 1.' })),
-  size: Type.Optional(
-    Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'Items per page, 1 to 100.' }),
-  ),
-});
 
 const documented: { renderError: ErrorRenderer; notFoundCode: 'USER_NOT_FOUND' } = {
   renderError: renderCodeOnly,
   notFoundCode: 'USER_NOT_FOUND',
 };
 
-export function usersRoutes(app: App, users: UsersService, profile: WireProfile): void {
+export function usersRoutes(app: App, users: UsersService, auth: Authenticator, profile: WireProfile): void {
   app.get(
     '/api/users/:id',
     {
@@ -56,16 +53,16 @@ export function usersRoutes(app: App, users: UsersService, profile: WireProfile)
       {
         schema: {
           summary: 'List users',
-          querystring: ListQuery,
+          querystring: pagingQuery(USER_SORT_KEYS),
           response: { 200: Type.Array(profile.userSchema), default: CodeOnlyError },
         },
         config: { renderError: renderCodeOnly },
       },
-      async (request) => {
-        const page = Number(request.query.page ?? 1);
-        const size = Number(request.query.size ?? 20);
-        const list = await users.list((page - 1) * size, size);
-        return list.map((u) => profile.user(u));
+      async (request, reply) => {
+        const paging = pageRequest(request.query, 'id' as const);
+        const { users: page, total } = await users.list(paging);
+        setPageHeaders(request, reply, paging, total);
+        return page.map((u) => profile.user(u));
       },
     );
   }
@@ -83,6 +80,43 @@ export function usersRoutes(app: App, users: UsersService, profile: WireProfile)
       const user = await users.register(request.body);
       reply.code(201).header('location', `/api/users/${user.id}`);
       return profile.user(user);
+    },
+  );
+
+  app.put(
+    '/api/users/:id',
+    {
+      onRequest: auth.required,
+      schema: {
+        summary: 'Replace your own email and name (and optionally password)',
+        params: UserIdParams,
+        body: UpdateBody,
+        response: { 200: profile.userSchema, default: ErrorBody },
+      },
+      config: { notFoundCode: 'USER_NOT_FOUND' },
+    },
+    async (request) => {
+      const session = auth.current(request);
+      return profile.user(await users.update(session, parseId(request.params.id), request.body));
+    },
+  );
+
+  app.delete(
+    '/api/users/:id',
+    {
+      onRequest: auth.required,
+      schema: {
+        summary: 'Delete your own account',
+        params: UserIdParams,
+        response: { 204: Type.Null(), default: ErrorBody },
+      },
+      config: { notFoundCode: 'USER_NOT_FOUND' },
+    },
+    async (request, reply) => {
+      const session = auth.current(request);
+      await users.delete(session, parseId(request.params.id));
+      auth.clearCookie(request, reply);
+      return reply.code(204).send(null);
     },
   );
 }

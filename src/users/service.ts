@@ -1,6 +1,8 @@
 import type { PasswordHasher } from '../auth/passwords.ts';
+import type { ActiveSession, SessionService } from '../auth/sessions.ts';
 import { AppError } from '../shared/errors.ts';
-import { EmailTakenError, type UsersRepository } from './repository.ts';
+import type { PageRequest } from '../shared/paging.ts';
+import { EmailTakenError, type UserSortKey, type UsersRepository } from './repository.ts';
 import { checkEmail, checkName, checkPassword } from './rules.ts';
 import { emailKey, type User } from './user.ts';
 
@@ -10,15 +12,25 @@ export interface Registration {
   password: string;
 }
 
+export interface UserUpdate {
+  email: string;
+  name: string;
+  password?: string;
+}
+
 export const userNotFound = () => new AppError('USER_NOT_FOUND', 'No user has that id.');
+const forbidden = () => new AppError('FORBIDDEN', 'A user may change or delete only their own account.');
 
 export class UsersService {
   readonly #users: UsersRepository;
   readonly #hasher: PasswordHasher;
 
-  constructor(users: UsersRepository, hasher: PasswordHasher) {
+  readonly #sessions: SessionService;
+
+  constructor(users: UsersRepository, hasher: PasswordHasher, sessions: SessionService) {
     this.#users = users;
     this.#hasher = hasher;
+    this.#sessions = sessions;
   }
 
   async get(id: bigint | undefined): Promise<User> {
@@ -27,8 +39,37 @@ export class UsersService {
     return user;
   }
 
-  list(offset: number, limit: number): Promise<User[]> {
-    return this.#users.list(offset, limit);
+  async list(paging: PageRequest<UserSortKey>): Promise<{ users: User[]; total: number }> {
+    const [users, total] = await Promise.all([this.#users.list(paging), this.#users.count()]);
+    return { users, total };
+  }
+
+  /**
+   * PUT /api/users/{id}: a user replaces their own email and name, and optionally password. A new
+   * password ends every other session of theirs; the session making the change stays.
+   */
+  async update(actor: ActiveSession, id: bigint | undefined, input: UserUpdate): Promise<User> {
+    if (id === undefined || id !== actor.userId) throw forbidden();
+    const email = checkEmail(input.email);
+    const name = checkName(input.name);
+    const passwordHash =
+      input.password === undefined ? undefined : await this.#hasher.hash(checkPassword(input.password));
+    let user: User | undefined;
+    try {
+      user = await this.#users.update(id, { email, emailKey: emailKey(email), name, passwordHash });
+    } catch (error) {
+      if (error instanceof EmailTakenError) throw emailTaken();
+      throw error;
+    }
+    if (!user) throw userNotFound();
+    if (passwordHash !== undefined) await this.#sessions.endOthers(id, actor.tokenHash);
+    return user;
+  }
+
+  /** DELETE /api/users/{id}: only oneself; sessions, products and reviews go too. */
+  async delete(actor: ActiveSession, id: bigint | undefined): Promise<void> {
+    if (id === undefined || id !== actor.userId) throw forbidden();
+    if (!(await this.#users.delete(id))) throw userNotFound();
   }
 
   async register(input: Registration): Promise<User> {

@@ -1,0 +1,106 @@
+// Who is calling: a session token from `Authorization: Bearer …` or the session cookie.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../shared/errors.ts';
+import type { ActiveSession, SessionService } from './sessions.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by Authenticator.required on routes that need a signed-in user. */
+    usherSession: ActiveSession | null;
+  }
+}
+
+export const SESSION_COOKIE = 'usher_session';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export interface CookiePolicy {
+  /** `always`: every cookie is Secure; `auto`: only when the request came over https. */
+  secure: 'auto' | 'always';
+}
+
+function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+function readBearer(header: string | undefined): string | undefined {
+  const match = header && /^Bearer[ ]+([A-Za-z0-9_-]{16,512})\s*$/i.exec(header);
+  return match ? match[1] : undefined;
+}
+
+/**
+ * Browsers attach cookies to cross-site requests, so a cookie-authenticated write must prove it
+ * comes from our own origin. Request bodies are JSON only (a cross-site form cannot send that
+ * without a CORS preflight, which Usher does not grant), and an Origin or Sec-Fetch-Site header
+ * naming another site is refused. Bearer tokens are not ambient, so they need no such check.
+ */
+function isCrossSite(request: FastifyRequest): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (site === 'cross-site' || site === 'same-site') return true;
+  const origin = request.headers.origin;
+  if (origin === undefined) return false;
+  try {
+    return new URL(origin).host !== request.headers.host;
+  } catch {
+    return true; // "null" or garbage: an opaque origin is never ours
+  }
+}
+
+const unauthenticated = () =>
+  new AppError('UNAUTHENTICATED', 'Sign in first: send the session cookie or a Bearer token.');
+
+export class Authenticator {
+  readonly #sessions: SessionService;
+  readonly #cookie: CookiePolicy;
+
+  constructor(sessions: SessionService, cookie: CookiePolicy) {
+    this.#sessions = sessions;
+    this.#cookie = cookie;
+  }
+
+  /** The caller's session, or undefined when the request carries none that is valid. */
+  async session(request: FastifyRequest): Promise<ActiveSession | undefined> {
+    const bearer = readBearer(request.headers.authorization);
+    if (bearer) return this.#sessions.resolve(bearer);
+    const cookie = readCookie(request.headers.cookie, SESSION_COOKIE);
+    if (!cookie) return undefined;
+    if (!SAFE_METHODS.has(request.method) && isCrossSite(request)) {
+      throw new AppError('FORBIDDEN', 'Cross-site requests cannot use the session cookie.');
+    }
+    return this.#sessions.resolve(cookie);
+  }
+
+  /**
+   * onRequest hook of every write route: 401 UNAUTHENTICATED (or 403 for a cross-site cookie)
+   * before the body is even read, so anonymous callers learn nothing from validation errors.
+   */
+  readonly required = async (request: FastifyRequest): Promise<void> => {
+    const session = await this.session(request);
+    if (!session) throw unauthenticated();
+    request.usherSession = session;
+  };
+
+  /** The session `required` established for this request. */
+  current(request: FastifyRequest): ActiveSession {
+    if (!request.usherSession) throw unauthenticated();
+    return request.usherSession;
+  }
+
+  setCookie(request: FastifyRequest, reply: FastifyReply, token: string): void {
+    const maxAge = Math.floor(this.#sessions.policy.absoluteTtlMs / 1000);
+    reply.header('set-cookie', `${SESSION_COOKIE}=${token}; ${this.#attributes(request)}; Max-Age=${maxAge}`);
+  }
+
+  clearCookie(request: FastifyRequest, reply: FastifyReply): void {
+    reply.header('set-cookie', `${SESSION_COOKIE}=; ${this.#attributes(request)}; Max-Age=0`);
+  }
+
+  #attributes(request: FastifyRequest): string {
+    const secure = this.#cookie.secure === 'always' || request.protocol === 'https';
+    return `Path=/; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+  }
+}

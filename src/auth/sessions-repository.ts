@@ -1,0 +1,78 @@
+import type { Kysely } from 'kysely';
+import type { Tables } from '../db/schema.ts';
+
+export interface SessionRecord {
+  userId: bigint;
+  createdAt: Date;
+  lastSeenAt: Date;
+  expiresAt: Date;
+}
+
+export class SessionsRepository {
+  readonly #db: Kysely<Tables>;
+  constructor(db: Kysely<Tables>) {
+    this.#db = db;
+  }
+
+  async insert(tokenHash: string, userId: bigint, now: Date, expiresAt: Date): Promise<void> {
+    await this.#db
+      .insertInto('sessions')
+      .values({
+        token_hash: tokenHash,
+        user_id: userId,
+        created_at: now.toISOString(),
+        last_seen_at: now.toISOString(),
+        expires_at: expiresAt.toISOString(),
+      })
+      .execute();
+  }
+
+  async find(tokenHash: string): Promise<SessionRecord | undefined> {
+    const row = await this.#db
+      .selectFrom('sessions')
+      .select(['user_id', 'created_at', 'last_seen_at', 'expires_at'])
+      .where('token_hash', '=', tokenHash)
+      .executeTakeFirst();
+    return (
+      row && {
+        userId: BigInt(row.user_id),
+        createdAt: new Date(row.created_at),
+        lastSeenAt: new Date(row.last_seen_at),
+        expiresAt: new Date(row.expires_at),
+      }
+    );
+  }
+
+  async touch(tokenHash: string, at: Date): Promise<void> {
+    await this.#db
+      .updateTable('sessions')
+      .set({ last_seen_at: at.toISOString() })
+      .where('token_hash', '=', tokenHash)
+      .execute();
+  }
+
+  async delete(tokenHash: string): Promise<void> {
+    await this.#db.deleteFrom('sessions').where('token_hash', '=', tokenHash).execute();
+  }
+
+  /** Ends every session of a user, but the one named by `keep` (the caller's own), if given. */
+  async deleteForUser(userId: bigint, keep?: string): Promise<void> {
+    let query = this.#db.deleteFrom('sessions').where('user_id', '=', userId);
+    if (keep !== undefined) query = query.where('token_hash', '!=', keep);
+    await query.execute();
+  }
+
+  /** Removes sessions past their absolute expiry or idle since `idleBefore`. */
+  async deleteExpired(now: Date, idleBefore: Date): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('sessions')
+      .where((eb) =>
+        eb.or([
+          eb('expires_at', '<=', now.toISOString()),
+          eb('last_seen_at', '<=', idleBefore.toISOString()),
+        ]),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}

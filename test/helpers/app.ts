@@ -83,3 +83,33 @@ export function leaksSecret(text: string, passwords: readonly string[] = []): bo
     passwords.some((p) => p !== '' && text.includes(p))
   );
 }
+
+/** Signs in and returns the session token taken from the Set-Cookie header. */
+export async function signIn(t: TestApp, user: { email: string; password: string }): Promise<string> {
+  const res = await t.post('/api/signin', { email: user.email, password: user.password });
+  if (res.statusCode !== 200) throw new Error(`sign-in failed: ${res.statusCode} ${res.body}`);
+  const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0] ?? '';
+  const token = /^usher_session=([^;]+)/.exec(cookie)?.[1];
+  if (!token) throw new Error(`no session cookie in ${cookie}`);
+  return token;
+}
+
+/** A JSON request with a Bearer token. */
+export function asUser(t: TestApp, token: string) {
+  const send = (method: 'POST' | 'PUT' | 'DELETE' | 'GET', url: string, body?: unknown) =>
+    t.inject({
+      method,
+      url,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
+  return {
+    get: (url: string) => send('GET', url),
+    post: (url: string, body: unknown) => send('POST', url, body),
+    put: (url: string, body: unknown) => send('PUT', url, body),
+    delete: (url: string) => send('DELETE', url),
+  };
+}

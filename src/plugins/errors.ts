@@ -62,8 +62,12 @@ function describeValidation(errors: AjvError[]): string {
       return `${at(String(e.params.missingProperty))}: is required`;
     case 'additionalProperties':
       return `${at(String(e.params.additionalProperty))}: is not a known field`;
-    case 'type':
-      return path ? `${path}: must be a ${String(e.params.type)}` : 'body: must be a JSON object';
+    case 'type': {
+      const type = String(e.params.type);
+      return path
+        ? `${path}: must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`
+        : 'body: must be a JSON object';
+    }
     default: {
       const rule = e.parentSchema?.description;
       return `${path || 'body'}: ${rule ? `must be ${rule}` : (e.message ?? 'is invalid')}`;

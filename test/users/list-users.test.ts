@@ -46,11 +46,40 @@ describeEachStore('GET /api/users', (store) => {
     assert.deepEqual((await b.get('/api/users?page=99&size=100')).json(), []);
   });
 
-  test('CONTRACT: a bad page or size is 400 INVALID_QUERY', async () => {
-    for (const q of ['page=0', 'page=-1', 'page=abc', 'page=1.5', 'size=0', 'size=101', 'size=x', 'page=']) {
+  test('CONTRACT: the list pages like every list: X-Total-Count and a Link header', async () => {
+    const res = await b.get('/api/users?page=1&size=2');
+    assert.equal(res.headers['x-total-count'], '3');
+    assert.equal(
+      res.headers.link,
+      '</api/users?page=1&size=2>; rel="first", </api/users?page=2&size=2>; rel="next", </api/users?page=2&size=2>; rel="last"',
+    );
+  });
+
+  test('CONTRACT: users sort by id, name, email and createdAt; descending with -field', async () => {
+    const all = (await b.get('/api/users')).json();
+    const ids = (users: Array<{ id: number }>) => users.map((u) => u.id);
+    assert.deepEqual(ids((await b.get('/api/users?sort=-id')).json()), ids(all).reverse());
+    for (const key of ['name', 'email', 'createdAt']) {
+      assert.equal((await b.get(`/api/users?sort=${key}`)).statusCode, 200, key);
+      assert.equal((await b.get(`/api/users?sort=${key},desc`)).statusCode, 200, key);
+    }
+  });
+
+  test('CONTRACT: a bad page, size or sort is 400 INVALID_QUERY (code only on this documented endpoint)', async () => {
+    for (const q of [
+      'page=0',
+      'page=-1',
+      'page=abc',
+      'page=1.5',
+      'size=0',
+      'size=101',
+      'size=x',
+      'page=',
+      'sort=password',
+    ]) {
       const res = await b.get(`/api/users?${q}`);
       assert.equal(res.statusCode, 400, q);
-      assert.equal(res.json().error, 'INVALID_QUERY', q);
+      assert.deepEqual(res.json(), { error: 'INVALID_QUERY' }, q);
     }
   });
 });

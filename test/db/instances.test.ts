@@ -58,4 +58,29 @@ describe('Two instances on one database [postgres]', { skip }, () => {
     const statuses = results.map((r) => r.status).sort();
     assert.deepEqual(statuses, [201, ...Array(9).fill(409)]);
   });
+
+  test('a session started on one instance works on the other, and signing out on either ends it everywhere', async () => {
+    const body = newUser();
+    assert.equal((await postJson(`${one.url}/api/users`, body)).status, 201);
+    const signin = await fetch(`${one.url}/api/signin`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: body.email, password: body.password }),
+    });
+    const token = /usher_session=([^;]+)/.exec(signin.headers.get('set-cookie') ?? '')?.[1];
+    assert.ok(token);
+    const write = (server: ServerProcess) =>
+      fetch(`${server.url}/api/products`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ name: 'Shared', price: 1 }),
+      });
+    assert.equal((await write(two)).status, 201);
+    const signout = await fetch(`${two.url}/api/signout`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(signout.status, 204);
+    assert.equal((await write(one)).status, 401);
+  });
 });

@@ -49,7 +49,8 @@ export class UsersService {
    * password ends every other session of theirs; the session making the change stays.
    */
   async update(actor: ActiveSession, id: bigint | undefined, input: UserUpdate): Promise<User> {
-    if (id === undefined || id !== actor.userId) throw forbidden();
+    if (id === undefined) throw userNotFound();
+    if (id !== actor.userId) throw forbidden();
     const email = checkEmail(input.email);
     const name = checkName(input.name);
     const passwordHash =
@@ -68,7 +69,8 @@ export class UsersService {
 
   /** DELETE /api/users/{id}: only oneself; sessions, products and reviews go too. */
   async delete(actor: ActiveSession, id: bigint | undefined): Promise<void> {
-    if (id === undefined || id !== actor.userId) throw forbidden();
+    if (id === undefined) throw userNotFound();
+    if (id !== actor.userId) throw forbidden();
     if (!(await this.#users.delete(id))) throw userNotFound();
   }
 

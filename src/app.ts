@@ -1,3 +1,4 @@
+import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import type { DestinationStream } from 'pino';
@@ -7,6 +8,8 @@ import { authRoutes } from './auth/routes.ts';
 import { AuthService } from './auth/service.ts';
 import { SessionService } from './auth/sessions.ts';
 import { SessionsRepository } from './auth/sessions-repository.ts';
+import { SigninThrottle } from './auth/throttle.ts';
+import { SigninFailuresRepository } from './auth/throttle-repository.ts';
 import { CatalogRepository } from './catalog/repository.ts';
 import { catalogRoutes } from './catalog/routes.ts';
 import { CatalogService } from './catalog/service.ts';
@@ -20,6 +23,7 @@ import {
   neutraliseUnroutableSegments,
   registerErrorHandling,
 } from './plugins/errors.ts';
+import { registerSecurityHeaders } from './plugins/security-headers.ts';
 import { registerGracefulShutdown } from './plugins/shutdown.ts';
 import { wireProfile } from './profiles/index.ts';
 import { restRoutes } from './rest/routes.ts';
@@ -37,7 +41,7 @@ export interface AppOptions {
 }
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
-const SESSION_PURGE_INTERVAL_MS = 10 * 60 * 1000;
+const HOUSEKEEPING_INTERVAL_MS = 60 * 1000;
 
 // Never written to a log line, whichever object carries them.
 const REDACT = [
@@ -77,6 +81,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     keepAliveTimeout: 5_000,
     return503OnClosing: false,
     routerOptions: { maxParamLength: MAX_SEGMENT_LENGTH },
+    // The client address (throttling, logs) is the socket's unless a trusted proxy forwarded it.
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     rewriteUrl: (request) => neutraliseUnroutableSegments(request.url ?? '/'),
     frameworkErrors: frameworkError,
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -106,16 +112,29 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
   registerGracefulShutdown(app);
+  registerSecurityHeaders(app);
+  if (config.corsOrigins.length > 0) {
+    // CORS stays off unless origins are listed; listed origins may send credentials.
+    await app.register(cors, {
+      origin: config.corsOrigins,
+      credentials: true,
+      methods: ['GET', 'POST', 'PUT', 'DELETE'],
+      allowedHeaders: ['content-type', 'authorization'],
+      exposedHeaders: ['location', 'link', 'x-total-count', 'retry-after'],
+      maxAge: 600,
+    });
+  }
 
   const profile = wireProfile(config.profile);
   const hasher = new PasswordHasher(config.passwordHash);
   const usersRepository = new UsersRepository(database.db);
   const sessions = new SessionService(new SessionsRepository(database.db), config.session);
-  const guard = new Authenticator(sessions, { secure: config.session.cookieSecure });
+  const guard = new Authenticator(sessions, { secure: config.session.cookieSecure }, config.corsOrigins);
+  const throttle = new SigninThrottle(new SigninFailuresRepository(database.db), config.throttle);
   app.decorateRequest('usherSession', null);
 
   usersRoutes(app, new UsersService(usersRepository, hasher, sessions), guard, profile);
-  authRoutes(app, new AuthService(usersRepository, hasher), sessions, guard, profile);
+  authRoutes(app, new AuthService(usersRepository, hasher, throttle), sessions, guard, profile);
   catalogRoutes(app, new CatalogService(new CatalogRepository(database.db)), guard);
   if (profile.serves.restProbe) restRoutes(app);
   healthRoutes(app, database, schema);
@@ -124,7 +143,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const purge = setInterval(() => {
     if (schema.ready)
       sessions.purgeExpired().catch((err: unknown) => app.log.warn({ err }, 'session purge failed'));
-  }, SESSION_PURGE_INTERVAL_MS);
+  }, HOUSEKEEPING_INTERVAL_MS);
   purge.unref();
   app.addHook('onClose', async () => clearInterval(purge));
 

@@ -39,6 +39,16 @@ export interface Config {
     /** `auto`: Secure cookie when the request came over https; `always`: every time. */
     cookieSecure: 'auto' | 'always';
   };
+  throttle: {
+    windowMs: number;
+    perAccountAddress: number;
+    perAccount: number;
+    perAddress: number;
+  };
+  /** Proxies whose X-Forwarded-For / -Proto are believed (addresses or CIDR ranges); none by default. */
+  trustProxy: string[];
+  /** Origins allowed to call with CORS (credentials included); none by default. */
+  corsOrigins: string[];
 }
 
 /** OWASP Password Storage Cheat Sheet minimum for argon2id; production settings may not go below it. */
@@ -107,6 +117,19 @@ function workers(env: Env): number {
   return integer(env, 'WORKERS', 1, 1, 256);
 }
 
+function list(env: Env, name: string, valid: RegExp, expected: string): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  const items = raw.split(',').map((item) => item.trim());
+  const bad = items.find((item) => !valid.test(item));
+  if (bad !== undefined) throw new ConfigError(name, `"${bad}" is not accepted; expected ${expected}`);
+  return items;
+}
+
+const IP_OR_CIDR =
+  /^(\d{1,3}(\.\d{1,3}){3}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*)(\/\d{1,3})?$|^(loopback|linklocal|uniquelocal)$/;
+const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;
+
 /** Reads and validates every setting; throws ConfigError naming the first bad one. */
 export function loadConfig(env: Env = process.env): Config {
   return {
@@ -138,5 +161,18 @@ export function loadConfig(env: Env = process.env): Config {
       idleTtlMs: integer(env, 'SESSION_IDLE_SECONDS', 24 * 3600, 60, 365 * 24 * 3600) * 1000,
       cookieSecure: oneOf(env, 'SESSION_COOKIE_SECURE', ['auto', 'always'] as const, 'auto'),
     },
+    throttle: {
+      windowMs: integer(env, 'SIGNIN_THROTTLE_WINDOW_SECONDS', 900, 1, 86400) * 1000,
+      perAccountAddress: integer(env, 'SIGNIN_MAX_FAILURES_PER_ACCOUNT_ADDRESS', 10, 1, 1_000_000),
+      perAccount: integer(env, 'SIGNIN_MAX_FAILURES_PER_ACCOUNT', 100, 1, 1_000_000),
+      perAddress: integer(env, 'SIGNIN_MAX_FAILURES_PER_ADDRESS', 100, 1, 1_000_000),
+    },
+    trustProxy: list(
+      env,
+      'TRUST_PROXY',
+      IP_OR_CIDR,
+      'IP addresses or CIDR ranges, comma-separated, or loopback',
+    ),
+    corsOrigins: list(env, 'CORS_ORIGINS', ORIGIN, 'origins like https://app.example.com, comma-separated'),
   };
 }

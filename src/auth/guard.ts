@@ -38,10 +38,11 @@ function readBearer(header: string | undefined): string | undefined {
  * without a CORS preflight, which Usher does not grant), and an Origin or Sec-Fetch-Site header
  * naming another site is refused. Bearer tokens are not ambient, so they need no such check.
  */
-function isCrossSite(request: FastifyRequest): boolean {
+function isCrossSite(request: FastifyRequest, allowedOrigins: ReadonlySet<string>): boolean {
+  const origin = request.headers.origin;
+  if (origin !== undefined && allowedOrigins.has(origin)) return false;
   const site = request.headers['sec-fetch-site'];
   if (site === 'cross-site' || site === 'same-site') return true;
-  const origin = request.headers.origin;
   if (origin === undefined) return false;
   try {
     return new URL(origin).host !== request.headers.host;
@@ -56,10 +57,13 @@ const unauthenticated = () =>
 export class Authenticator {
   readonly #sessions: SessionService;
   readonly #cookie: CookiePolicy;
+  readonly #allowedOrigins: ReadonlySet<string>;
 
-  constructor(sessions: SessionService, cookie: CookiePolicy) {
+  /** `allowedOrigins`: the CORS allow-list, whose pages may write with the cookie. */
+  constructor(sessions: SessionService, cookie: CookiePolicy, allowedOrigins: readonly string[] = []) {
     this.#sessions = sessions;
     this.#cookie = cookie;
+    this.#allowedOrigins = new Set(allowedOrigins);
   }
 
   /** The caller's session, or undefined when the request carries none that is valid. */
@@ -68,7 +72,7 @@ export class Authenticator {
     if (bearer) return this.#sessions.resolve(bearer);
     const cookie = readCookie(request.headers.cookie, SESSION_COOKIE);
     if (!cookie) return undefined;
-    if (!SAFE_METHODS.has(request.method) && isCrossSite(request)) {
+    if (!SAFE_METHODS.has(request.method) && isCrossSite(request, this.#allowedOrigins)) {
       throw new AppError('FORBIDDEN', 'Cross-site requests cannot use the session cookie.');
     }
     return this.#sessions.resolve(cookie);

@@ -48,24 +48,35 @@ export function authRoutes(
         body: SigninBody,
         response: { 200: profile.signinSuccessSchema, default: profile.signinFailureSchema },
       },
-      config: { renderError },
+      config: { renderError, noStore: true },
     },
     async (request, reply) => {
       const { email = '', password = '' } = request.body;
-      const outcome = await auth.signIn(email, password);
+      const outcome = await auth.signIn(email, password, request.ip);
       request.log.info(
         {
           event: 'signin',
-          outcome: outcome.ok ? 'success' : 'failure',
-          userId: outcome.ok ? String(outcome.user.id) : outcome.userId && String(outcome.userId),
+          outcome: outcome.ok ? 'success' : outcome.reason === 'throttled' ? 'throttled' : 'failure',
+          userId: outcome.ok
+            ? String(outcome.user.id)
+            : outcome.reason === 'credentials' && outcome.userId
+              ? String(outcome.userId)
+              : undefined,
+          address: request.ip,
         },
         'sign-in attempt',
       );
-      if (!outcome.ok) throw new AppError('SIGNIN_FAILED', signinMessage(401));
+      if (!outcome.ok) {
+        if (outcome.reason === 'throttled') {
+          throw new AppError('SIGNIN_FAILED', signinMessage(429), 429, {
+            'retry-after': String(outcome.retryAfterSeconds),
+          });
+        }
+        throw new AppError('SIGNIN_FAILED', signinMessage(401));
+      }
       // The documented body is unchanged; the session rides in the cookie (or is read back as a
       // Bearer token by clients that cannot keep cookies).
       guard.setCookie(request, reply, await sessions.start(outcome.user.id));
-      reply.header('cache-control', 'no-store');
       return profile.signinSuccess(outcome.user);
     },
   );
@@ -77,6 +88,7 @@ export function authRoutes(
         summary: 'End the current session (cookie or Bearer token)',
         response: { 204: Type.Null(), default: ErrorBody },
       },
+      config: { noStore: true },
     },
     async (request, reply) => {
       // Idempotent: signing out without a (valid) session still clears the cookie and answers 204.

@@ -46,9 +46,18 @@ export interface ReviewsTable {
   updated_at: Timestamp;
 }
 
+export interface SigninFailuresTable {
+  id: GeneratedInt8;
+  /** The email key tried (whether or not such an account exists). */
+  account_key: string;
+  address: string;
+  failed_at: ColumnType<bigint | string | number, number, number>;
+}
+
 export interface Tables {
   users: UsersTable;
   sessions: SessionsTable;
   products: ProductsTable;
   reviews: ReviewsTable;
+  signin_failures: SigninFailuresTable;
 }

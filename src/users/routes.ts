@@ -28,9 +28,10 @@ const UpdateBody = Type.Object(
   { additionalProperties: false },
 );
 
-const documented: { renderError: ErrorRenderer; notFoundCode: 'USER_NOT_FOUND' } = {
+const documented: { renderError: ErrorRenderer; notFoundCode: 'USER_NOT_FOUND'; noStore: true } = {
   renderError: renderCodeOnly,
   notFoundCode: 'USER_NOT_FOUND',
+  noStore: true,
 };
 
 export function usersRoutes(app: App, users: UsersService, auth: Authenticator, profile: WireProfile): void {
@@ -56,7 +57,7 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
           querystring: pagingQuery(USER_SORT_KEYS),
           response: { 200: Type.Array(profile.userSchema), default: CodeOnlyError },
         },
-        config: { renderError: renderCodeOnly },
+        config: { renderError: renderCodeOnly, noStore: true },
       },
       async (request, reply) => {
         const paging = pageRequest(request.query, 'id' as const);
@@ -75,6 +76,7 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
         body: RegistrationBody,
         response: { 201: profile.userSchema, default: ErrorBody },
       },
+      config: { noStore: true },
     },
     async (request, reply) => {
       const user = await users.register(request.body);
@@ -93,7 +95,7 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
         body: UpdateBody,
         response: { 200: profile.userSchema, default: ErrorBody },
       },
-      config: { notFoundCode: 'USER_NOT_FOUND' },
+      config: { notFoundCode: 'USER_NOT_FOUND', noStore: true },
     },
     async (request) => {
       const session = auth.current(request);
@@ -110,7 +112,7 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
         params: UserIdParams,
         response: { 204: Type.Null(), default: ErrorBody },
       },
-      config: { notFoundCode: 'USER_NOT_FOUND' },
+      config: { notFoundCode: 'USER_NOT_FOUND', noStore: true },
     },
     async (request, reply) => {
       const session = auth.current(request);

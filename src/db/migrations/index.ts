@@ -2,6 +2,7 @@ import type { Migration } from 'kysely/migration';
 import type { DialectName } from '../database.ts';
 import { createUsers } from './2026-11-22-0001-create-users.ts';
 import { createSessionsProductsReviews } from './2026-11-22-0002-sessions-products-reviews.ts';
+import { createSigninFailures } from './2026-11-22-0003-signin-failures.ts';
 
 /**
  * Every migration, keyed by a date-prefixed name that sorts in the order they must run. Each gets
@@ -11,5 +12,6 @@ export function createMigrations(dialect: DialectName): Record<string, Migration
   return {
     '2026-11-22-0001-create-users': createUsers(dialect),
     '2026-11-22-0002-sessions-products-reviews': createSessionsProductsReviews(dialect),
+    '2026-11-22-0003-signin-failures': createSigninFailures(dialect),
   };
 }

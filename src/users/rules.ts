@@ -1,5 +1,6 @@
 import { normalizePassword } from '../auth/passwords.ts';
 import { AppError } from '../shared/errors.ts';
+import { isCommonPassword } from './common-passwords.ts';
 
 export const EMAIL_MAX = 254;
 export const NAME_MAX = 100;
@@ -32,10 +33,17 @@ export function checkName(raw: string): string {
   return name;
 }
 
-export function checkPassword(raw: string): string {
+/** Length in code points after NFKC (NIST SP 800-63B: no composition rules), and not a common password. */
+export async function checkPassword(raw: string): Promise<string> {
   const length = codePoints(normalizePassword(raw));
   if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
     throw invalid('password', `must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+  }
+  if (await isCommonPassword(raw)) {
+    throw invalid(
+      'password',
+      'is one of the most commonly used passwords, which attackers try first; choose another',
+    );
   }
   return raw;
 }

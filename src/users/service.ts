@@ -54,7 +54,7 @@ export class UsersService {
     const email = checkEmail(input.email);
     const name = checkName(input.name);
     const passwordHash =
-      input.password === undefined ? undefined : await this.#hasher.hash(checkPassword(input.password));
+      input.password === undefined ? undefined : await this.#hasher.hash(await checkPassword(input.password));
     let user: User | undefined;
     try {
       user = await this.#users.update(id, { email, emailKey: emailKey(email), name, passwordHash });
@@ -77,7 +77,7 @@ export class UsersService {
   async register(input: Registration): Promise<User> {
     const email = checkEmail(input.email);
     const name = checkName(input.name);
-    const password = checkPassword(input.password);
+    const password = await checkPassword(input.password);
     const key = emailKey(email);
     // Checked before hashing so an obvious duplicate costs no hash; the unique index still
     // decides races between simultaneous registrations.

@@ -74,6 +74,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       },
     },
     bodyLimit: BODY_LIMIT_BYTES,
+    // Node's parser refuses larger header blocks (431) and ambiguous framing (smuggling) itself.
+    http: { maxHeaderSize: 16 * 1024 },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     requestTimeout: 30_000,

@@ -23,6 +23,8 @@ import {
   neutraliseUnroutableSegments,
   registerErrorHandling,
 } from './plugins/errors.ts';
+import { createMetrics, registerMetrics } from './plugins/metrics.ts';
+import { registerDocs, registerOpenApi } from './plugins/openapi.ts';
 import { registerSecurityHeaders } from './plugins/security-headers.ts';
 import { registerGracefulShutdown } from './plugins/shutdown.ts';
 import { wireProfile } from './profiles/index.ts';
@@ -128,7 +130,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   }
 
   const profile = wireProfile(config.profile);
+  const metrics = createMetrics(database);
+  await registerOpenApi(app, config.profile);
+  registerMetrics(app, metrics);
   const hasher = new PasswordHasher(config.passwordHash);
+  hasher.onHash = metrics.hashSeconds;
   const usersRepository = new UsersRepository(database.db);
   const sessions = new SessionService(new SessionsRepository(database.db), config.session);
   const guard = new Authenticator(sessions, { secure: config.session.cookieSecure }, config.corsOrigins);
@@ -136,10 +142,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.decorateRequest('usherSession', null);
 
   usersRoutes(app, new UsersService(usersRepository, hasher, sessions), guard, profile);
-  authRoutes(app, new AuthService(usersRepository, hasher, throttle), sessions, guard, profile);
+  authRoutes(app, new AuthService(usersRepository, hasher, throttle), sessions, guard, profile, metrics);
   catalogRoutes(app, new CatalogService(new CatalogRepository(database.db)), guard);
   if (profile.serves.restProbe) restRoutes(app);
   healthRoutes(app, database, schema);
+  await registerDocs(app);
 
   // Expired sessions are removed in the background, not by the request that finds them.
   const purge = setInterval(() => {

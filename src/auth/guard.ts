@@ -11,6 +11,9 @@ declare module 'fastify' {
 }
 
 export const SESSION_COOKIE = 'usher_session';
+
+/** OpenAPI security requirement of routes that need a session: the cookie or a Bearer token. */
+export const SESSION_SECURITY: Array<Record<string, string[]>> = [{ sessionCookie: [] }, { bearerToken: [] }];
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export interface CookiePolicy {

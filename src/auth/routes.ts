@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import type { ErrorRenderer } from '../plugins/errors.ts';
+import type { Metrics } from '../plugins/metrics.ts';
 import type { WireProfile } from '../profiles/index.ts';
-import { ErrorBody } from '../profiles/schemas.ts';
+import { errorBody, SERVER_ERRORS } from '../profiles/schemas.ts';
 import { AppError } from '../shared/errors.ts';
 import type { App } from '../shared/fastify.ts';
 import type { Authenticator } from './guard.ts';
@@ -33,12 +34,14 @@ export function authRoutes(
   sessions: SessionService,
   guard: Authenticator,
   profile: WireProfile,
+  metrics: Pick<Metrics, 'signin'>,
 ): void {
   // Every failure on this route, whatever raised it, is SIGNIN_FAILED in the profile's shape.
-  const renderError: ErrorRenderer = (f) => ({
-    statusCode: f.statusCode,
-    body: profile.signinFailure(signinMessage(f.statusCode)),
-  });
+  const renderError: ErrorRenderer = (f) => {
+    // Failures the handler did not count (unreadable bodies, outages) are counted here.
+    if (f.statusCode !== 401 && f.statusCode !== 429) metrics.signin('invalid');
+    return { statusCode: f.statusCode, body: profile.signinFailure(signinMessage(f.statusCode)) };
+  };
 
   app.post(
     '/api/signin',
@@ -53,6 +56,7 @@ export function authRoutes(
     async (request, reply) => {
       const { email = '', password = '' } = request.body;
       const outcome = await auth.signIn(email, password, request.ip);
+      metrics.signin(outcome.ok ? 'success' : outcome.reason === 'throttled' ? 'throttled' : 'failure');
       request.log.info(
         {
           event: 'signin',
@@ -86,7 +90,7 @@ export function authRoutes(
     {
       schema: {
         summary: 'End the current session (cookie or Bearer token)',
-        response: { 204: Type.Null(), default: ErrorBody },
+        response: { 204: Type.Null(), default: errorBody('FORBIDDEN', ...SERVER_ERRORS) },
       },
       config: { noStore: true },
     },

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import type { Authenticator } from '../auth/guard.ts';
-import { ErrorBody, Id } from '../profiles/schemas.ts';
+import { type Authenticator, SESSION_SECURITY } from '../auth/guard.ts';
+import { BODY_ERRORS, errorBody, Id, SERVER_ERRORS } from '../profiles/schemas.ts';
 import type { App } from '../shared/fastify.ts';
 import { ID_PATTERN, parseId } from '../shared/ids.ts';
 import { pageRequest, pagingQuery, setPageHeaders } from '../shared/paging.ts';
@@ -79,6 +79,8 @@ const reviewBody = (r: Review) => ({
   time: r.time.toISOString(),
 });
 
+const WRITE_ERRORS = ['UNAUTHENTICATED', 'FORBIDDEN', ...SERVER_ERRORS] as const;
+
 const created = (reply: FastifyReply, location: string) => reply.code(201).header('location', location);
 
 /** /api/products and its nested /api/products/{id}/reviews: SPEC 4.2's REST convention. */
@@ -89,7 +91,7 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
       schema: {
         summary: 'List products',
         querystring: pagingQuery(PRODUCT_SORT_KEYS),
-        response: { 200: Type.Array(ProductSchema), default: ErrorBody },
+        response: { 200: Type.Array(ProductSchema), default: errorBody('INVALID_QUERY', ...SERVER_ERRORS) },
       },
     },
     async (request, reply) => {
@@ -105,9 +107,10 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
     {
       onRequest: auth.required,
       schema: {
+        security: SESSION_SECURITY,
         summary: 'Create a product',
         body: ProductBody,
-        response: { 201: ProductSchema, default: ErrorBody },
+        response: { 201: ProductSchema, default: errorBody(...WRITE_ERRORS, ...BODY_ERRORS) },
       },
     },
     async (request, reply) => {
@@ -124,7 +127,7 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
       schema: {
         summary: 'Get a product',
         params: ProductParams,
-        response: { 200: ProductSchema, default: ErrorBody },
+        response: { 200: ProductSchema, default: errorBody('NOT_FOUND', ...SERVER_ERRORS) },
       },
     },
     async (request) => productBody(await catalog.product(parseId(request.params.id))),
@@ -135,10 +138,11 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
     {
       onRequest: auth.required,
       schema: {
+        security: SESSION_SECURITY,
         summary: "Replace a product's name, description and price (its creator only)",
         params: ProductParams,
         body: ProductBody,
-        response: { 200: ProductSchema, default: ErrorBody },
+        response: { 200: ProductSchema, default: errorBody(...WRITE_ERRORS, 'NOT_FOUND', ...BODY_ERRORS) },
       },
     },
     async (request) => {
@@ -152,9 +156,10 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
     {
       onRequest: auth.required,
       schema: {
+        security: SESSION_SECURITY,
         summary: 'Delete a product and its reviews (its creator only)',
         params: ProductParams,
-        response: { 204: Type.Null(), default: ErrorBody },
+        response: { 204: Type.Null(), default: errorBody(...WRITE_ERRORS, 'NOT_FOUND') },
       },
     },
     async (request, reply) => {
@@ -171,7 +176,10 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
         summary: "List a product's reviews",
         params: ProductParams,
         querystring: pagingQuery(REVIEW_SORT_KEYS),
-        response: { 200: Type.Array(ReviewSchema), default: ErrorBody },
+        response: {
+          200: Type.Array(ReviewSchema),
+          default: errorBody('NOT_FOUND', 'INVALID_QUERY', ...SERVER_ERRORS),
+        },
       },
     },
     async (request, reply) => {
@@ -187,10 +195,11 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
     {
       onRequest: auth.required,
       schema: {
+        security: SESSION_SECURITY,
         summary: 'Review a product',
         params: ProductParams,
         body: ReviewBody,
-        response: { 201: ReviewSchema, default: ErrorBody },
+        response: { 201: ReviewSchema, default: errorBody(...WRITE_ERRORS, 'NOT_FOUND', ...BODY_ERRORS) },
       },
     },
     async (request, reply) => {
@@ -207,7 +216,7 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
       schema: {
         summary: 'Get a review',
         params: ReviewParams,
-        response: { 200: ReviewSchema, default: ErrorBody },
+        response: { 200: ReviewSchema, default: errorBody('NOT_FOUND', ...SERVER_ERRORS) },
       },
     },
     async (request) =>
@@ -219,10 +228,11 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
     {
       onRequest: auth.required,
       schema: {
+        security: SESSION_SECURITY,
         summary: "Replace a review's rating and text (its author only)",
         params: ReviewParams,
         body: ReviewBody,
-        response: { 200: ReviewSchema, default: ErrorBody },
+        response: { 200: ReviewSchema, default: errorBody(...WRITE_ERRORS, 'NOT_FOUND', ...BODY_ERRORS) },
       },
     },
     async (request) => {
@@ -237,9 +247,10 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
     {
       onRequest: auth.required,
       schema: {
+        security: SESSION_SECURITY,
         summary: 'Delete a review (its author only)',
         params: ReviewParams,
-        response: { 204: Type.Null(), default: ErrorBody },
+        response: { 204: Type.Null(), default: errorBody(...WRITE_ERRORS, 'NOT_FOUND') },
       },
     },
     async (request, reply) => {

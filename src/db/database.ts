@@ -16,6 +16,8 @@ export interface Database {
   /** Resolves when the database answers a trivial query within `timeoutMs`. */
   ping(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
+  /** Connections in the pool (PostgreSQL), or the single SQLite connection. */
+  poolStats(): { total: number; idle: number; waiting: number };
 }
 
 export function sqlitePath(url: string): string {
@@ -42,11 +44,9 @@ function createPostgresPool(url: string, options: Config['database']): pg.Pool {
 
 export function openDatabase(url: string, options: Config['database']): Database {
   const dialect: DialectName = url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+  const pool = dialect === 'postgres' ? createPostgresPool(url, options) : undefined;
   const db = new Kysely<Tables>({
-    dialect:
-      dialect === 'sqlite'
-        ? createSqliteDialect(sqlitePath(url))
-        : new PostgresDialect({ pool: createPostgresPool(url, options) }),
+    dialect: pool ? new PostgresDialect({ pool }) : createSqliteDialect(sqlitePath(url)),
   });
 
   return {
@@ -83,5 +83,9 @@ export function openDatabase(url: string, options: Config['database']): Database
       }
     },
     close: () => db.destroy(),
+    poolStats: () =>
+      pool
+        ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }
+        : { total: 1, idle: 1, waiting: 0 },
   };
 }

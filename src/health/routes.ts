@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Database } from '../db/database.ts';
 import type { SchemaReadiness } from '../db/schema-readiness.ts';
-import { ErrorBody } from '../profiles/schemas.ts';
+import { errorBody } from '../profiles/schemas.ts';
 import { AppError } from '../shared/errors.ts';
 import type { App } from '../shared/fastify.ts';
 
@@ -21,7 +21,10 @@ export function healthRoutes(app: App, database: Database, schema: SchemaReadine
   app.get(
     '/readyz',
     {
-      schema: { summary: 'Readiness: the database answers', response: { 200: Status, default: ErrorBody } },
+      schema: {
+        summary: 'Readiness: the database answers',
+        response: { 200: Status, default: errorBody('UNAVAILABLE') },
+      },
       config: { usesDatabase: false },
     },
     async () => {

@@ -1,4 +1,5 @@
 import type { App } from '../shared/fastify.ts';
+import { DOCS_PREFIX } from './openapi.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -18,7 +19,8 @@ export function registerSecurityHeaders(app: App): void {
   // A callback hook (no promise) keeps this off the hot path's allocation budget.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-content-type-options', 'nosniff');
-    reply.header('content-security-policy', CSP);
+    // The docs pages bring their own, looser policy (scripts and styles of Swagger UI).
+    if (!request.url.startsWith(DOCS_PREFIX)) reply.header('content-security-policy', CSP);
     if (request.routeOptions.config.noStore) reply.header('cache-control', 'no-store');
     if (request.protocol === 'https') reply.header('strict-transport-security', HSTS);
     done();

@@ -3,7 +3,7 @@
 import { type TSchema, Type } from 'typebox';
 import type { Profile } from '../config.ts';
 import type { User } from '../users/user.ts';
-import { CodeOnlyError, ErrorBody, Id } from './schemas.ts';
+import { codeOnlyErrorBody, errorBody, Id } from './schemas.ts';
 
 export interface WireProfile {
   readonly name: Profile;
@@ -39,7 +39,7 @@ const profileA: WireProfile = {
   user: (u) => ({ id: u.id, email: u.email, name: u.name }),
   signinSuccessSchema: userA,
   signinSuccess: (u) => profileA.user(u),
-  signinFailureSchema: CodeOnlyError,
+  signinFailureSchema: codeOnlyErrorBody('SIGNIN_FAILED'),
   signinFailure: () => ({ error: 'SIGNIN_FAILED' }),
 };
 
@@ -50,7 +50,7 @@ const profileB: WireProfile = {
   user: (u) => ({ id: u.id, email: u.email, name: u.name, createdAt: u.createdAt.toISOString() }),
   signinSuccessSchema: Type.Object({ user: userB }, { additionalProperties: false }),
   signinSuccess: (u) => ({ user: profileB.user(u) }),
-  signinFailureSchema: ErrorBody,
+  signinFailureSchema: errorBody('SIGNIN_FAILED'),
   signinFailure: (message) => ({ error: 'SIGNIN_FAILED', message }),
 };
 

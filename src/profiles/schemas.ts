@@ -1,4 +1,5 @@
-import { type Static, Type } from 'typebox';
+import { Type } from 'typebox';
+import { ERROR_CODES, type ErrorCode } from '../shared/errors.ts';
 
 /**
  * A 64-bit id. The domain carries it as a bigint and the serializer writes bigints as exact JSON
@@ -10,15 +11,35 @@ export const Id = Type.Unsafe<bigint>({
   description: 'A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.',
 });
 
-/** `{error}`: the documented endpoints' failure body (USER_NOT_FOUND, profile A's SIGNIN_FAILED). */
-export const CodeOnlyError = Type.Object(
-  { error: Type.String() },
-  { additionalProperties: false, description: 'Failure: an error code only.' },
-);
+/** Failures every database-backed route can give. */
+export const SERVER_ERRORS = ['UNAVAILABLE', 'INTERNAL'] as const satisfies readonly ErrorCode[];
+/** Failures of any route that reads a JSON body. */
+export const BODY_ERRORS = [
+  'VALIDATION_FAILED',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'PAYLOAD_TOO_LARGE',
+] as const satisfies readonly ErrorCode[];
 
-/** `{error, message}`: every failure outside the documented bodies, and profile B's SIGNIN_FAILED. */
-export const ErrorBody = Type.Object(
-  { error: Type.String({ description: 'Error code, UPPER_SNAKE_CASE' }), message: Type.String() },
-  { additionalProperties: false, description: 'Failure: an error code and a human-readable message.' },
-);
-export type ErrorBody = Static<typeof ErrorBody>;
+const codeList = (codes: readonly ErrorCode[]) =>
+  codes.map((code) => `- \`${code}\` (${ERROR_CODES[code].status}): ${ERROR_CODES[code].when}`).join('\n');
+const codeEnum = (codes: readonly ErrorCode[]) =>
+  Type.Unsafe<string>({ type: 'string', enum: [...new Set(codes)], description: 'Error code' });
+
+/**
+ * The failure body of a route, `{error, message}`, listing the codes that route can answer with
+ * (the OpenAPI document shows them per route).
+ */
+export function errorBody(...codes: ErrorCode[]) {
+  return Type.Object(
+    { error: codeEnum(codes), message: Type.String() },
+    { additionalProperties: false, description: `Failure. Codes:\n${codeList(codes)}` },
+  );
+}
+
+/** The documented endpoints' failure body, `{error}` alone, with the codes that route can answer with. */
+export function codeOnlyErrorBody(...codes: ErrorCode[]) {
+  return Type.Object(
+    { error: codeEnum(codes) },
+    { additionalProperties: false, description: `Failure (code only). Codes:\n${codeList(codes)}` },
+  );
+}

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import type { Authenticator } from '../auth/guard.ts';
+import { type Authenticator, SESSION_SECURITY } from '../auth/guard.ts';
 import { type ErrorRenderer, renderCodeOnly } from '../plugins/errors.ts';
 import type { WireProfile } from '../profiles/index.ts';
-import { CodeOnlyError, ErrorBody } from '../profiles/schemas.ts';
+import { BODY_ERRORS, codeOnlyErrorBody, errorBody, SERVER_ERRORS } from '../profiles/schemas.ts';
 import type { App } from '../shared/fastify.ts';
 import { ID_PATTERN, parseId } from '../shared/ids.ts';
 import { pageRequest, pagingQuery, setPageHeaders } from '../shared/paging.ts';
@@ -28,6 +28,8 @@ const UpdateBody = Type.Object(
   { additionalProperties: false },
 );
 
+const AUTH_ERRORS = ['UNAUTHENTICATED', 'FORBIDDEN'] as const;
+
 const documented: { renderError: ErrorRenderer; notFoundCode: 'USER_NOT_FOUND'; noStore: true } = {
   renderError: renderCodeOnly,
   notFoundCode: 'USER_NOT_FOUND',
@@ -41,7 +43,7 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
       schema: {
         summary: 'Get one user',
         params: UserIdParams,
-        response: { 200: profile.userSchema, default: CodeOnlyError },
+        response: { 200: profile.userSchema, default: codeOnlyErrorBody('USER_NOT_FOUND', ...SERVER_ERRORS) },
       },
       config: documented,
     },
@@ -55,7 +57,10 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
         schema: {
           summary: 'List users',
           querystring: pagingQuery(USER_SORT_KEYS),
-          response: { 200: Type.Array(profile.userSchema), default: CodeOnlyError },
+          response: {
+            200: Type.Array(profile.userSchema),
+            default: codeOnlyErrorBody('INVALID_QUERY', ...SERVER_ERRORS),
+          },
         },
         config: { renderError: renderCodeOnly, noStore: true },
       },
@@ -74,7 +79,10 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
       schema: {
         summary: 'Register a user',
         body: RegistrationBody,
-        response: { 201: profile.userSchema, default: ErrorBody },
+        response: {
+          201: profile.userSchema,
+          default: errorBody('EMAIL_TAKEN', ...BODY_ERRORS, ...SERVER_ERRORS),
+        },
       },
       config: { noStore: true },
     },
@@ -90,10 +98,20 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
     {
       onRequest: auth.required,
       schema: {
+        security: SESSION_SECURITY,
         summary: 'Replace your own email and name (and optionally password)',
         params: UserIdParams,
         body: UpdateBody,
-        response: { 200: profile.userSchema, default: ErrorBody },
+        response: {
+          200: profile.userSchema,
+          default: errorBody(
+            ...AUTH_ERRORS,
+            'USER_NOT_FOUND',
+            'EMAIL_TAKEN',
+            ...BODY_ERRORS,
+            ...SERVER_ERRORS,
+          ),
+        },
       },
       config: { notFoundCode: 'USER_NOT_FOUND', noStore: true },
     },
@@ -108,9 +126,13 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
     {
       onRequest: auth.required,
       schema: {
+        security: SESSION_SECURITY,
         summary: 'Delete your own account',
         params: UserIdParams,
-        response: { 204: Type.Null(), default: ErrorBody },
+        response: {
+          204: Type.Null(),
+          default: errorBody(...AUTH_ERRORS, 'USER_NOT_FOUND', ...SERVER_ERRORS),
+        },
       },
       config: { notFoundCode: 'USER_NOT_FOUND', noStore: true },
     },

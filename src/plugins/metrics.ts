@@ -1,0 +1,91 @@
+// Prometheus metrics at GET /metrics: requests by route and status, latency, sign-in outcomes,
+// password-hash time, database pool usage, and Node's process metrics. Per process: with
+// WORKERS=N, each scrape answers for the worker that took the connection (see README).
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Type } from 'typebox';
+import type { Database } from '../db/database.ts';
+import type { App } from '../shared/fastify.ts';
+
+export type SigninOutcomeLabel = 'success' | 'failure' | 'throttled' | 'invalid';
+
+export interface Metrics {
+  readonly registry: Registry;
+  signin(outcome: SigninOutcomeLabel): void;
+  hashSeconds(seconds: number): void;
+}
+
+export function createMetrics(database: Database): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'usher_' });
+
+  const signins = new Counter({
+    name: 'usher_signin_attempts_total',
+    help: 'Sign-in attempts by outcome.',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const hashes = new Histogram({
+    name: 'usher_password_hash_seconds',
+    help: 'Time of one argon2id hash (hashing or verifying), queueing excluded.',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'usher_db_pool_connections',
+    help: 'Database pool connections by state (PostgreSQL; SQLite has one connection).',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const stats = database.poolStats();
+      this.set({ state: 'total' }, stats.total);
+      this.set({ state: 'idle' }, stats.idle);
+      this.set({ state: 'waiting' }, stats.waiting);
+    },
+  });
+
+  return {
+    registry,
+    signin: (outcome) => signins.inc({ outcome }),
+    hashSeconds: (seconds) => hashes.observe(seconds),
+  };
+}
+
+export function registerMetrics(app: App, metrics: Metrics): void {
+  const requests = new Counter({
+    name: 'usher_http_requests_total',
+    help: 'HTTP requests by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status'],
+    registers: [metrics.registry],
+  });
+  const latency = new Histogram({
+    name: 'usher_http_request_duration_seconds',
+    help: 'HTTP request latency by method and route pattern.',
+    labelNames: ['method', 'route'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [metrics.registry],
+  });
+
+  // Route patterns, not raw URLs, so label cardinality stays bounded whatever clients send.
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    requests.inc({ method: request.method, route, status: reply.statusCode });
+    latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    done();
+  });
+
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        summary: 'Prometheus metrics (text exposition format)',
+        tags: ['operations'],
+        response: { 200: Type.String({ description: 'Prometheus text format' }) },
+      },
+      config: { usesDatabase: false },
+    },
+    async (_request, reply) => {
+      reply.header('content-type', metrics.registry.contentType);
+      return metrics.registry.metrics();
+    },
+  );
+}

@@ -1,0 +1,54 @@
+// The OpenAPI 3.1 document, generated from the route schemas (so it cannot drift from what is
+// validated and serialised), at GET /openapi.json, and a browsable Swagger UI at /docs served from
+// the npm package's own assets: no CDN, so it works offline.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Profile } from '../config.ts';
+import type { App } from '../shared/fastify.ts';
+
+export const DOCS_PREFIX = '/docs';
+
+/** Must run before any route is added: @fastify/swagger collects routes as they are registered. */
+export async function registerOpenApi(app: App, profile: Profile): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Usher',
+        version: '0.1.0',
+        description:
+          `User lookup, registration, sign-in and sessions, plus products with nested reviews. This server runs ` +
+          `profile ${profile.toUpperCase()}, which fixes the wire format of the documented endpoints ` +
+          '(GET /api/users/{id}, GET /api/users, POST /api/signin, POST /rest). Every failure has a top-level ' +
+          '`error` code; the codes each route can answer with are listed under its responses.',
+      },
+      components: {
+        securitySchemes: {
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'usher_session',
+            description: 'Set by POST /api/signin (HttpOnly; SameSite=Lax).',
+          },
+          bearerToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The same session token, for clients that do not keep cookies.',
+          },
+        },
+      },
+    },
+  });
+}
+
+export async function registerDocs(app: App): Promise<void> {
+  app.get('/openapi.json', { schema: { hide: true }, config: { usesDatabase: false } }, async () =>
+    app.swagger(),
+  );
+  await app.register(swaggerUi, {
+    routePrefix: DOCS_PREFIX,
+    // Swagger UI's own strict CSP (hashes of its inline code) replaces the JSON one on these pages.
+    staticCSP: true,
+    uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0 },
+  });
+}

@@ -78,7 +78,6 @@ export function registerMetrics(app: App, metrics: Metrics): void {
     {
       schema: {
         summary: 'Prometheus metrics (text exposition format)',
-        tags: ['operations'],
         response: { 200: Type.String({ description: 'Prometheus text format' }) },
       },
       config: { usesDatabase: false },

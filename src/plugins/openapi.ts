@@ -8,9 +8,19 @@ import type { App } from '../shared/fastify.ts';
 
 export const DOCS_PREFIX = '/docs';
 
+/** Groups operations in the document by the first path segment that names a feature. */
+function tagFor(url: string): string {
+  if (url.startsWith('/api/users')) return 'users';
+  if (url.startsWith('/api/sign')) return 'sessions';
+  if (url.startsWith('/api/products')) return 'products and reviews';
+  if (url === '/rest') return 'rest probe';
+  return 'operations';
+}
+
 /** Must run before any route is added: @fastify/swagger collects routes as they are registered. */
 export async function registerOpenApi(app: App, profile: Profile): Promise<void> {
   await app.register(swagger, {
+    transform: ({ schema, url }) => ({ schema: { ...schema, tags: [tagFor(url)] }, url }),
     openapi: {
       openapi: '3.1.0',
       info: {

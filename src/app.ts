@@ -3,16 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import type { DestinationStream } from 'pino';
 import { Authenticator } from './auth/guard.ts';
-import { PasswordHasher } from './auth/passwords.ts';
 import { authRoutes } from './auth/routes.ts';
-import { AuthService } from './auth/service.ts';
-import { SessionService } from './auth/sessions.ts';
-import { SessionsRepository } from './auth/sessions-repository.ts';
-import { SigninThrottle } from './auth/throttle.ts';
-import { SigninFailuresRepository } from './auth/throttle-repository.ts';
-import { CatalogRepository } from './catalog/repository.ts';
 import { catalogRoutes } from './catalog/routes.ts';
-import { CatalogService } from './catalog/service.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
@@ -29,11 +21,10 @@ import { registerSecurityHeaders } from './plugins/security-headers.ts';
 import { registerGracefulShutdown } from './plugins/shutdown.ts';
 import { wireProfile } from './profiles/index.ts';
 import { restRoutes } from './rest/routes.ts';
+import { createServices } from './services.ts';
 import { AppError } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
-import { UsersRepository } from './users/repository.ts';
 import { usersRoutes } from './users/routes.ts';
-import { UsersService } from './users/service.ts';
 
 export interface AppOptions {
   /** Where log lines go (stdout by default); tests pass a stream to read them. */
@@ -133,28 +124,29 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const metrics = createMetrics(database);
   await registerOpenApi(app, config.profile);
   registerMetrics(app, metrics);
-  const hasher = new PasswordHasher(config.passwordHash);
-  hasher.onHash = metrics.hashSeconds;
-  const usersRepository = new UsersRepository(database.db);
-  const sessions = new SessionService(new SessionsRepository(database.db), config.session);
-  const guard = new Authenticator(sessions, { secure: config.session.cookieSecure }, config.corsOrigins);
-  const throttle = new SigninThrottle(new SigninFailuresRepository(database.db), config.throttle);
+  const services = createServices(config, database);
+  services.hasher.onHash = metrics.hashSeconds;
+  const guard = new Authenticator(
+    services.sessions,
+    { secure: config.session.cookieSecure },
+    config.corsOrigins,
+  );
   app.decorateRequest('usherSession', null);
 
-  usersRoutes(app, new UsersService(usersRepository, hasher, sessions), guard, profile);
-  authRoutes(app, new AuthService(usersRepository, hasher, throttle), sessions, guard, profile, metrics);
-  catalogRoutes(app, new CatalogService(new CatalogRepository(database.db)), guard);
+  usersRoutes(app, services.users, guard, profile);
+  authRoutes(app, services.auth, services.sessions, guard, profile, metrics);
+  catalogRoutes(app, services.catalog, guard);
   if (profile.serves.restProbe) restRoutes(app);
   healthRoutes(app, database, schema);
   await registerDocs(app);
 
-  // Expired sessions are removed in the background, not by the request that finds them.
-  const purge = setInterval(() => {
-    if (schema.ready)
-      sessions.purgeExpired().catch((err: unknown) => app.log.warn({ err }, 'session purge failed'));
+  // Expired sessions and sign-in failures are removed in the background, never by a request.
+  const housekeeping = setInterval(() => {
+    if (!schema.ready) return;
+    services.housekeeping().catch((err: unknown) => app.log.warn({ err }, 'housekeeping failed'));
   }, HOUSEKEEPING_INTERVAL_MS);
-  purge.unref();
-  app.addHook('onClose', async () => clearInterval(purge));
+  housekeeping.unref();
+  app.addHook('onClose', async () => clearInterval(housekeeping));
 
   await app.ready();
   return app;

@@ -100,6 +100,14 @@ export class UsersRepository {
       .execute();
   }
 
+  async setPasswordHash(id: bigint, passwordHash: string): Promise<void> {
+    await this.#db
+      .updateTable('users')
+      .set({ password_hash: passwordHash, updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .execute();
+  }
+
   async list(paging: PageRequest<UserSortKey>): Promise<User[]> {
     const direction = paging.descending ? 'desc' : 'asc';
     const rows = await this.#db

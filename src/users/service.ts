@@ -74,6 +74,28 @@ export class UsersService {
     if (!(await this.#users.delete(id))) throw userNotFound();
   }
 
+  /** Admin (CLI): the user with that email, in any letter case. */
+  async findByEmail(email: string): Promise<User> {
+    const found = await this.#users.findCredentials(emailKey(email));
+    if (!found) throw new AppError('USER_NOT_FOUND', 'No user has that email.');
+    return found.user;
+  }
+
+  /** Admin (CLI): a new password, by the registration rules; every session of the user ends. */
+  async setPassword(email: string, password: string): Promise<User> {
+    const user = await this.findByEmail(email);
+    await this.#users.setPasswordHash(user.id, await this.#hasher.hash(await checkPassword(password)));
+    await this.#sessions.endOthers(user.id);
+    return user;
+  }
+
+  /** Admin (CLI): deletes the user with that email (sessions, products and reviews go too). */
+  async deleteByEmail(email: string): Promise<User> {
+    const user = await this.findByEmail(email);
+    if (!(await this.#users.delete(user.id))) throw userNotFound();
+    return user;
+  }
+
   async register(input: Registration): Promise<User> {
     const email = checkEmail(input.email);
     const name = checkName(input.name);

@@ -1,0 +1,43 @@
+// Composition: repositories and services for one database and configuration. The HTTP app and
+// the admin CLI share it, so both apply the same rules (validation, hashing, session revocation).
+import { PasswordHasher } from './auth/passwords.ts';
+import { AuthService } from './auth/service.ts';
+import { SessionService } from './auth/sessions.ts';
+import { SessionsRepository } from './auth/sessions-repository.ts';
+import { SigninThrottle } from './auth/throttle.ts';
+import { SigninFailuresRepository } from './auth/throttle-repository.ts';
+import { CatalogRepository } from './catalog/repository.ts';
+import { CatalogService } from './catalog/service.ts';
+import type { Config } from './config.ts';
+import type { Database } from './db/database.ts';
+import { UsersRepository } from './users/repository.ts';
+import { UsersService } from './users/service.ts';
+
+export interface Services {
+  hasher: PasswordHasher;
+  users: UsersService;
+  auth: AuthService;
+  sessions: SessionService;
+  throttle: SigninThrottle;
+  catalog: CatalogService;
+  /** Background clean-up of expired sessions and sign-in failures. */
+  housekeeping(): Promise<void>;
+}
+
+export function createServices(config: Config, database: Database): Services {
+  const hasher = new PasswordHasher(config.passwordHash);
+  const usersRepository = new UsersRepository(database.db);
+  const sessions = new SessionService(new SessionsRepository(database.db), config.session);
+  const throttle = new SigninThrottle(new SigninFailuresRepository(database.db), config.throttle);
+  return {
+    hasher,
+    users: new UsersService(usersRepository, hasher, sessions),
+    auth: new AuthService(usersRepository, hasher, throttle),
+    sessions,
+    throttle,
+    catalog: new CatalogService(new CatalogRepository(database.db)),
+    housekeeping: async () => {
+      await Promise.all([sessions.purgeExpired(), throttle.purgeExpired()]);
+    },
+  };
+}

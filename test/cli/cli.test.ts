@@ -1,0 +1,257 @@
+// The admin CLI end to end: real processes on the same database as a running server.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { postJson, type ServerProcess, startServer } from '../helpers/process.ts';
+import { describeEachStore } from '../helpers/stores.ts';
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(env: Record<string, string>, args: string[], input = ''): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.stdin.end(input);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describeEachStore('admin CLI', (store) => {
+  let server: ServerProcess;
+  let env: Record<string, string>;
+  let dir: string;
+  before(async () => {
+    env = { DATABASE_URL: store.url };
+    server = await startServer(env);
+    dir = mkdtempSync(join(tmpdir(), 'usher-cli-'));
+  });
+  after(() => server.stop());
+
+  const signin = (email: string, password: string) =>
+    postJson(`${server.url}/api/signin`, { email, password });
+
+  test('CONTRACT: users add takes the password from standard input, and the user signs in on the running server', async () => {
+    const run = await cli(
+      env,
+      ['users', 'add', '--email', 'Ada@Example.com', '--name', 'Ada'],
+      'cli-password-1\n',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^created user \d+\tAda@Example\.com\tAda\t/);
+    assert.ok(!run.stdout.includes('cli-password-1'));
+    assert.equal((await signin('ada@example.com', 'cli-password-1')).status, 200);
+  });
+
+  test('CONTRACT: a password is never taken from the command line', async () => {
+    const run = await cli(env, [
+      'users',
+      'add',
+      '--email',
+      'x@example.com',
+      '--name',
+      'X',
+      '--password',
+      'secret-pw-99',
+    ]);
+    assert.equal(run.code, 2);
+    assert.ok(!run.stdout.includes('secret-pw-99') && !run.stderr.includes('secret-pw-99'));
+  });
+
+  test('CONTRACT: errors go to stderr with a non-zero exit: bad input, duplicates, unknown commands, missing options', async () => {
+    const weak = await cli(env, ['users', 'add', '--email', 'w@example.com', '--name', 'W'], 'short\n');
+    assert.equal(weak.code, 1);
+    assert.match(weak.stderr, /VALIDATION_FAILED: password/);
+    const dup = await cli(
+      env,
+      ['users', 'add', '--email', 'ADA@example.com', '--name', 'Dup'],
+      'cli-password-2\n',
+    );
+    assert.equal(dup.code, 1);
+    assert.match(dup.stderr, /EMAIL_TAKEN/);
+    const unknown = await cli(env, ['users', 'frobnicate']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unknown command/);
+    const missing = await cli(env, ['users', 'delete']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /--email is required/);
+    for (const run of [weak, dup, unknown, missing]) assert.equal(run.stdout, '');
+  });
+
+  test('CONTRACT: --help on every command', async () => {
+    for (const args of [
+      [],
+      ['--help'],
+      ['users', 'add', '--help'],
+      ['users', 'list', '--help'],
+      ['users', 'import', '--help'],
+      ['users', 'set-password', '--help'],
+      ['users', 'delete', '--help'],
+      ['migrate', '--help'],
+    ]) {
+      const run = await cli(env, args);
+      assert.equal(run.code, 0, args.join(' '));
+      assert.match(run.stdout, /^Usage: npm run cli -- /, args.join(' '));
+    }
+  });
+
+  test('CONTRACT: users list prints every user, as a table or JSON lines', async () => {
+    const table = await cli(env, ['users', 'list']);
+    assert.equal(table.code, 0);
+    assert.match(table.stdout, /\tAda@Example\.com\tAda\t/);
+    const json = await cli(env, ['users', 'list', '--json']);
+    const rows = json.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    assert.ok(rows.some((r) => r.email === 'Ada@Example.com'));
+    assert.ok(rows.every((r) => Object.keys(r).sort().join() === 'createdAt,email,id,name'));
+  });
+
+  test('CONTRACT: users import takes JSON lines, validates every row, reports refusals by line, and is safe to rerun', async () => {
+    const file = join(dir, `users-${store.kind}.jsonl`);
+    writeFileSync(
+      file,
+      [
+        JSON.stringify({ email: 'j1@example.com', name: 'J One', password: 'import-pass-1' }),
+        JSON.stringify({ email: 'j2@example.com', name: 'J Two', password: 'import-pass-2' }),
+        '',
+        '{not json',
+        JSON.stringify({ email: 'not-an-email', name: 'Bad', password: 'import-pass-3' }),
+        JSON.stringify({ email: 'j3@example.com', name: 'J Three', password: 'password' }),
+        JSON.stringify({ email: 'j4@example.com', name: 'J Four' }),
+        JSON.stringify({ email: 'J1@EXAMPLE.COM', name: 'Dup', password: 'import-pass-9' }),
+      ].join('\n'),
+    );
+    const first = await cli(env, ['users', 'import', file]);
+    assert.equal(first.code, 1, 'rows were refused');
+    assert.match(first.stdout, /imported 2, skipped 1 \(already registered\), refused 4, of 7 rows/);
+    const refusedLines = [...first.stderr.matchAll(/^line (\d+): (.*)$/gm)].map((m) => [Number(m[1]), m[2]]);
+    assert.deepEqual(
+      refusedLines.map(([line]) => line),
+      [4, 5, 6, 7],
+    );
+    assert.match(String(refusedLines[1]![1]), /^email:/);
+    assert.match(String(refusedLines[2]![1]), /^password: .*common/);
+    assert.match(first.stderr, /processed 7\/7 rows/, 'plain progress lines when not on a terminal');
+    assert.equal((await signin('j2@example.com', 'import-pass-2')).status, 200);
+
+    const again = await cli(env, ['users', 'import', file]);
+    assert.match(again.stdout, /imported 0, skipped 3 \(already registered\), refused 4, of 7 rows/);
+  });
+
+  test('CONTRACT: users import takes CSV with a header row, quoted fields included', async () => {
+    const file = join(dir, `users-${store.kind}.csv`);
+    writeFileSync(
+      file,
+      'email,name,password\r\nc1@example.com,"Smith, Jane",csv-pass-1\r\nc2@example.com,"She said ""hi""",csv-pass-2\r\n',
+    );
+    const run = await cli(env, ['users', 'import', file]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /imported 2, skipped 0 \(already registered\), refused 0, of 2 rows/);
+    const list = (await cli(env, ['users', 'list', '--json'])).stdout;
+    assert.ok(list.includes('"name":"Smith, Jane"'));
+    assert.ok(list.includes('"name":"She said \\"hi\\""'));
+  });
+
+  test('CONTRACT: users set-password changes the password and ends the user’s sessions', async () => {
+    const login = await fetch(`${server.url}/api/signin`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'c1@example.com', password: 'csv-pass-1' }),
+    });
+    const token = /usher_session=([^;]+)/.exec(login.headers.get('set-cookie') ?? '')?.[1];
+    assert.ok(token);
+    const run = await cli(env, ['users', 'set-password', '--email', 'C1@example.com'], 'brand-new-pass-7\n');
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal((await signin('c1@example.com', 'csv-pass-1')).status, 401);
+    assert.equal((await signin('c1@example.com', 'brand-new-pass-7')).status, 200);
+    const write = await fetch(`${server.url}/api/products`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'x', price: 1 }),
+    });
+    assert.equal(write.status, 401, 'the old session ended');
+  });
+
+  test('CONTRACT: users delete removes the user; deleting an unknown email fails', async () => {
+    const run = await cli(env, ['users', 'delete', '--email', 'c2@example.com']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal((await signin('c2@example.com', 'csv-pass-2')).status, 401);
+    const again = await cli(env, ['users', 'delete', '--email', 'c2@example.com']);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /USER_NOT_FOUND/);
+  });
+
+  test('CONTRACT: migrate applies pending migrations (none left: the server did it)', async () => {
+    const run = await cli(env, ['migrate']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.trim(), 'migrations applied');
+  });
+});
+
+const hasScript = spawnSync('script', ['--version']).status === 0;
+
+test('CONTRACT: on a terminal the password is asked twice without echo, and import shows a progress bar', {
+  skip: hasScript ? false : 'script(1) is not installed',
+}, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'usher-tty-'));
+  const env = { DATABASE_URL: `sqlite:${join(dir, 'u.db')}` };
+  // script(1) gives the CLI a pseudo-terminal; what we write is what a person would type.
+  const inTerminal = (command: string, typed: string) =>
+    new Promise<string>((resolve) => {
+      const child = spawn('script', ['-qec', command, '/dev/null'], {
+        env: { PATH: process.env.PATH ?? '', ...env },
+      });
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
+      setTimeout(() => child.stdin.write(typed), 1500);
+      setTimeout(() => child.stdin.write(typed), 2500);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.on('exit', () => {
+        clearTimeout(timer);
+        resolve(out);
+      });
+    });
+  const out = await inTerminal(
+    `${process.execPath} ${CLI} users add --email tty@example.com --name Tty`,
+    'tty-password-42\r',
+  );
+  assert.match(out, /Password: /);
+  assert.match(out, /Repeat password: /);
+  assert.match(out, /created user/);
+  assert.ok(!out.includes('tty-password-42'), 'the typed password is not echoed');
+
+  const file = join(dir, 'few.jsonl');
+  writeFileSync(
+    file,
+    `${JSON.stringify({ email: 'p1@example.com', name: 'P', password: 'progress-pass-1' })}\n`,
+  );
+  const bar = await inTerminal(`${process.execPath} ${CLI} users import ${file}`, '');
+  assert.match(bar, /\[#+\] 1\/1 100\.0% [\d.]+ rows\/s/);
+});

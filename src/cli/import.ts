@@ -133,7 +133,9 @@ export async function importUsers(
   const unreadable = refused.length;
   const startedAt = Date.now();
   let next = 0;
-  let done = 0;
+  // Unreadable lines are already settled: progress counts every line of data.
+  const total = rows.length + unreadable;
+  let done = unreadable;
   let imported = 0;
   let skipped = 0;
   const worker = async () => {
@@ -156,12 +158,12 @@ export async function importUsers(
         } else throw error;
       }
       done++;
-      progress.update(done, rows.length, startedAt);
+      progress.update(done, total, startedAt);
     }
   };
   // A couple more workers than hash slots keep the hashing pool busy while others do I/O.
   await Promise.all(Array.from({ length: Math.max(1, concurrency + 2) }, worker));
-  if (rows.length === 0) progress.update(0, 0, startedAt);
+  if (rows.length === 0) progress.update(done, total, startedAt);
   progress.finish();
   refused.sort((x, y) => x.line - y.line);
   return {

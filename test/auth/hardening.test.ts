@@ -329,3 +329,32 @@ test('config: throttle, proxy and CORS settings are validated', async () => {
     perAddress: 100,
   });
 });
+
+describeEachStore('Background housekeeping', (store) => {
+  test('ISSUE 5: expired sign-in failures and sessions are purged by housekeeping, not by requests', async () => {
+    const { createServices } = await import('../../src/services.ts');
+    const { openTestDatabase } = await import('../helpers/db.ts');
+    const t = await startApp(store, 'b'); // migrates the fresh database
+    const database = openTestDatabase(store);
+    try {
+      const config = testConfig(store, 'b', {
+        throttle: { windowMs: 1000, perAccountAddress: 10, perAccount: 100, perAddress: 100 },
+        session: { absoluteTtlMs: 1000, idleTtlMs: 1000, cookieSecure: 'auto' },
+      });
+      const services = createServices(config, database);
+      const u = await register(t);
+      await services.throttle.recordFailure('someone@example.com', '10.9.9.9', Date.now() - 5000);
+      await services.throttle.recordFailure('someone@example.com', '10.9.9.9');
+      await services.sessions.start(u.id);
+      await new Promise((r) => setTimeout(r, 1100));
+      await services.housekeeping();
+      const failures = await database.db.selectFrom('signin_failures').select('account_key').execute();
+      assert.equal(failures.length, 0, 'failures older than the window are gone');
+      const sessions = await database.db.selectFrom('sessions').select('user_id').execute();
+      assert.equal(sessions.length, 0, 'expired sessions are gone');
+    } finally {
+      await database.close();
+      await t.close();
+    }
+  });
+});

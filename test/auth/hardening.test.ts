@@ -210,6 +210,25 @@ describeEachStore('Password policy, headers and races', (store) => {
     }
   });
 
+  test('ISSUE 5: HSTS only over https (here: https terminated at a trusted proxy), and the cookie is Secure there', async () => {
+    const proxied = await startApp(store, 'b', { trustProxy: ['127.0.0.1'] });
+    try {
+      const u = await register(proxied);
+      const res = await proxied.inject({
+        method: 'POST',
+        url: '/api/signin',
+        headers: { 'x-forwarded-proto': 'https', 'content-type': 'application/json' },
+        payload: { email: u.email, password: u.password },
+      });
+      assert.equal(res.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains');
+      assert.match(String(res.headers['set-cookie']), /; Secure/);
+      const plain = await proxied.get('/api/products');
+      assert.equal(plain.headers['strict-transport-security'], undefined);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   test('ISSUE 5: Cache-Control no-store on everything about accounts and sessions', async () => {
     const u = await register(t);
     for (const res of [

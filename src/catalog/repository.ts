@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { paged } from '../db/paging.ts';
 import type { Tables } from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import type { Product, ProductSortKey, Review, ReviewSortKey } from './model.ts';
@@ -82,15 +83,8 @@ export class CatalogRepository {
   }
 
   async listProducts(paging: PageRequest<ProductSortKey>): Promise<Product[]> {
-    const direction = paging.descending ? 'desc' : 'asc';
-    const rows = await this.#db
-      .selectFrom('products')
-      .select(PRODUCT_COLUMNS)
-      .orderBy(PRODUCT_SORT[paging.sort], direction)
-      .orderBy('id', direction)
-      .limit(paging.size)
-      .offset(paging.offset)
-      .execute();
+    const query = this.#db.selectFrom('products').select(PRODUCT_COLUMNS);
+    const rows = await paged(query, paging, PRODUCT_SORT[paging.sort]).execute();
     return rows.map(toProduct);
   }
 
@@ -145,16 +139,8 @@ export class CatalogRepository {
   }
 
   async listReviews(productId: bigint, paging: PageRequest<ReviewSortKey>): Promise<Review[]> {
-    const direction = paging.descending ? 'desc' : 'asc';
-    const rows = await this.#db
-      .selectFrom('reviews')
-      .select(REVIEW_COLUMNS)
-      .where('product_id', '=', productId)
-      .orderBy(REVIEW_SORT[paging.sort], direction)
-      .orderBy('id', direction)
-      .limit(paging.size)
-      .offset(paging.offset)
-      .execute();
+    const query = this.#db.selectFrom('reviews').select(REVIEW_COLUMNS).where('product_id', '=', productId);
+    const rows = await paged(query, paging, REVIEW_SORT[paging.sort]).execute();
     return rows.map(toReview);
   }
 

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../db/errors.ts';
+import { paged } from '../db/paging.ts';
 import type { Tables } from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import type { User } from './user.ts';
@@ -109,15 +110,8 @@ export class UsersRepository {
   }
 
   async list(paging: PageRequest<UserSortKey>): Promise<User[]> {
-    const direction = paging.descending ? 'desc' : 'asc';
-    const rows = await this.#db
-      .selectFrom('users')
-      .select(USER_COLUMNS)
-      .orderBy(SORT_COLUMNS[paging.sort], direction)
-      .orderBy('id', direction)
-      .limit(paging.size)
-      .offset(paging.offset)
-      .execute();
+    const query = this.#db.selectFrom('users').select(USER_COLUMNS);
+    const rows = await paged(query, paging, SORT_COLUMNS[paging.sort]).execute();
     return rows.map(toUser);
   }
 

@@ -1,7 +1,7 @@
 import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify from 'fastify';
-import type { DestinationStream } from 'pino';
+import Fastify, { LogController } from 'fastify';
+import pino, { type DestinationStream } from 'pino';
 import { Authenticator } from './auth/guard.ts';
 import { authRoutes } from './auth/routes.ts';
 import { catalogRoutes } from './catalog/routes.ts';
@@ -15,6 +15,7 @@ import {
   neutraliseUnroutableSegments,
   registerErrorHandling,
 } from './plugins/errors.ts';
+import { registerAccessLog } from './plugins/access-log.ts';
 import { createMetrics, registerMetrics } from './plugins/metrics.ts';
 import { registerDocs, registerOpenApi } from './plugins/openapi.ts';
 import { registerSecurityHeaders } from './plugins/security-headers.ts';
@@ -53,8 +54,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     logger: {
       level: config.logLevel,
       redact: { paths: REDACT, censor: '[redacted]' },
-      ...(options.logStream ? { stream: options.logStream } : {}),
+      // Buffered, asynchronous writes: a synchronous write per line was a fifth of a request's CPU.
+      // The buffer is flushed on shutdown (server.ts) and by pino at process exit.
+      stream: options.logStream ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }),
     },
+    // One access-log line per request, written when the response is done (plugins/access-log.ts),
+    // instead of Fastify's two ("incoming request" and "request completed").
+    logController: new LogController({ disableRequestLogging: true }),
     ajv: {
       // Fastify's defaults coerce ("12345678901" ⇄ 12345678901, null → "") and silently drop
       // unknown fields; Usher refuses both instead.
@@ -108,6 +114,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   registerErrorHandling(app);
   registerGracefulShutdown(app);
   registerSecurityHeaders(app);
+  registerAccessLog(app);
   if (config.corsOrigins.length > 0) {
     // CORS stays off unless origins are listed; listed origins may send credentials.
     await app.register(cors, {

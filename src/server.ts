@@ -37,7 +37,8 @@ async function serve(config: Config): Promise<void> {
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     app.close().then(
-      () => process.exit(0),
+      // The log destination is buffered: write out what is left before exiting.
+      () => (app.log as unknown as { flush(cb: () => void): void }).flush(() => process.exit(0)),
       (error: unknown) => {
         app.log.error({ err: error }, 'shutdown failed');
         process.exit(1);

@@ -1,0 +1,302 @@
+// `npm run bench`: Usher against a bare node:http baseline doing the same database and hashing
+// work (bench/baseline.ts), alternated several times in one run, on SQLite and (with
+// TEST_DATABASE_URL) PostgreSQL. Reports req/s, p50/p99, server CPU per request (from the server
+// process's own accounting in /proc, steadier than req/s on a shared machine) and peak RSS, with
+// Usher's figures as ratios to the baseline. Writes docs/benchmarks.md's results and a chart.
+// BENCH_SECONDS (default 5) and BENCH_ROUNDS (default 3) change the length.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import autocannon, { type Result } from 'autocannon';
+import { PasswordHasher } from '../src/auth/passwords.ts';
+import { loadConfig } from '../src/config.ts';
+import { openDatabase } from '../src/db/database.ts';
+import { freshDatabaseUrl, postgresAvailable, type StoreKind } from '../test/helpers/databases.ts';
+import { freePort, SERVER_ENTRY } from '../test/helpers/process.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const USERS = 1000;
+const PASSWORD = 'bench-password-1';
+const BASELINE_ENTRY = fileURLToPath(new URL('./baseline.ts', import.meta.url));
+const CLK_TCK = 100;
+
+type Server = 'baseline' | 'usher';
+interface Sample {
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuUsPerReq: number;
+  requests: number;
+  errors: number;
+}
+
+function procStat(pid: number): { cpuSeconds: number; hwmMiB: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return { cpuSeconds: ticks / CLK_TCK, hwmMiB: Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024 };
+}
+
+async function seed(url: string): Promise<void> {
+  const database = openDatabase(url, loadConfig({}).database);
+  try {
+    await database.migrate();
+    // One real hash with the production parameters, shared by every seeded row.
+    const hash = await new PasswordHasher({ ...loadConfig({}).passwordHash, concurrency: 1 }).hash(PASSWORD);
+    const now = new Date().toISOString();
+    for (let start = 0; start < USERS; start += 250) {
+      const rows = Array.from({ length: Math.min(250, USERS - start) }, (_, i) => ({
+        email: `bench${start + i}@example.com`,
+        email_key: `bench${start + i}@example.com`,
+        name: `Bench User ${start + i}`,
+        password_hash: hash,
+        created_at: now,
+        updated_at: now,
+      }));
+      await database.db.insertInto('users').values(rows).execute();
+    }
+  } finally {
+    await database.close();
+  }
+}
+
+async function launch(
+  kind: Server,
+  url: string,
+): Promise<{ child: ChildProcess; base: string; startMs: number }> {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(process.execPath, [kind === 'usher' ? SERVER_ENTRY : BASELINE_ENTRY], {
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 400; i++) {
+    try {
+      await fetch(`${base}/api/users/1`);
+      return { child, base, startMs: performance.now() - started };
+    } catch {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+  throw new Error(`${kind} did not start`);
+}
+
+let emailCounter = 0;
+const json = { 'content-type': 'application/json' };
+const randomUser = () => 1 + Math.floor(Math.random() * USERS);
+const SCENARIOS = {
+  'GET /api/users/{id}': {
+    connections: 32,
+    request: () => ({ method: 'GET', path: `/api/users/${randomUser()}` }),
+  },
+  'GET /api/users?size=20': {
+    connections: 32,
+    request: () => ({ method: 'GET', path: `/api/users?page=${1 + Math.floor(Math.random() * 50)}&size=20` }),
+  },
+  'POST /api/signin': {
+    connections: 8,
+    request: () => ({
+      method: 'POST',
+      path: '/api/signin',
+      headers: json,
+      body: JSON.stringify({ email: `bench${randomUser() - 1}@example.com`, password: PASSWORD }),
+    }),
+  },
+  'POST /api/users': {
+    connections: 8,
+    request: () => ({
+      method: 'POST',
+      path: '/api/users',
+      headers: json,
+      body: JSON.stringify({
+        email: `new${process.pid}.${++emailCounter}@example.com`,
+        name: 'New User',
+        password: 'registration-pass-1',
+      }),
+    }),
+  },
+} as const;
+type Scenario = keyof typeof SCENARIOS | 'GET /api/users/{id} during a sign-in storm';
+
+async function load(base: string, name: keyof typeof SCENARIOS, seconds: number, connections?: number) {
+  const scenario = SCENARIOS[name];
+  return autocannon({
+    url: base,
+    connections: connections ?? scenario.connections,
+    duration: seconds,
+    // autocannon needs headers on every request it builds.
+    requests: [{ setupRequest: (() => ({ headers: {}, ...scenario.request() })) as never }],
+  });
+}
+
+async function measure(pid: number, work: () => Promise<Result>): Promise<Sample> {
+  const before = procStat(pid);
+  const r = await work();
+  const after = procStat(pid);
+  const requests = r.requests.total;
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    cpuUsPerReq: ((after.cpuSeconds - before.cpuSeconds) * 1e6) / Math.max(1, requests),
+    requests,
+    errors: r.errors + r.timeouts + r.non2xx,
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function benchStore(kind: StoreKind) {
+  const samples = new Map<string, Sample[]>();
+  const add = (server: Server, scenario: Scenario, s: Sample) => {
+    const key = `${server}|${scenario}`;
+    samples.set(key, [...(samples.get(key) ?? []), s]);
+  };
+  const hwm: Record<Server, number> = { baseline: 0, usher: 0 };
+  const startMs: Record<Server, number[]> = { baseline: [], usher: [] };
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const server of ['baseline', 'usher'] as const) {
+      const fresh = await freshDatabaseUrl(kind);
+      await seed(fresh.url);
+      const { child, base, startMs: ms } = await launch(server, fresh.url);
+      startMs[server].push(ms);
+      try {
+        const pid = child.pid!;
+        for (const name of Object.keys(SCENARIOS) as Array<keyof typeof SCENARIOS>) {
+          await load(base, name, 1); // warm-up
+          add(server, name, await measure(pid, () => load(base, name, SECONDS)));
+        }
+        // Reads while sign-ins saturate hashing: the reads' own latency and rate.
+        const storm = load(base, 'POST /api/signin', SECONDS + 1, 16);
+        await new Promise((r) => setTimeout(r, 500));
+        add(
+          server,
+          'GET /api/users/{id} during a sign-in storm',
+          await measure(pid, () => load(base, 'GET /api/users/{id}', SECONDS, 8)),
+        );
+        await storm;
+        add(
+          server,
+          'GET /api/users/{id} idle, 8 connections' as Scenario,
+          await measure(pid, () => load(base, 'GET /api/users/{id}', SECONDS, 8)),
+        );
+        hwm[server] = Math.max(hwm[server], procStat(pid).hwmMiB);
+      } finally {
+        child.kill('SIGTERM');
+        await new Promise((r) => child.once('exit', r));
+        await fresh.drop();
+      }
+      console.error(`${kind} round ${round} ${server} done`);
+    }
+  }
+  const summary = (server: Server, scenario: string) => {
+    const list = samples.get(`${server}|${scenario}`) ?? [];
+    return {
+      rps: median(list.map((s) => s.rps)),
+      p50: median(list.map((s) => s.p50)),
+      p99: median(list.map((s) => s.p99)),
+      cpu: median(list.map((s) => s.cpuUsPerReq)),
+      errors: list.reduce((n, s) => n + s.errors, 0),
+    };
+  };
+  const scenarios = [
+    ...Object.keys(SCENARIOS),
+    'GET /api/users/{id} idle, 8 connections',
+    'GET /api/users/{id} during a sign-in storm',
+  ];
+  return {
+    kind,
+    rows: scenarios.map((scenario) => ({
+      scenario,
+      baseline: summary('baseline', scenario),
+      usher: summary('usher', scenario),
+    })),
+    hwm,
+    startMs: { baseline: median(startMs.baseline), usher: median(startMs.usher) },
+  };
+}
+
+type StoreResult = Awaited<ReturnType<typeof benchStore>>;
+
+function table(result: StoreResult): string {
+  const lines = [
+    `### ${result.kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`,
+    '',
+    '| scenario | baseline req/s | Usher req/s | ratio | baseline p50/p99 ms | Usher p50/p99 ms | baseline CPU µs/req | Usher CPU µs/req | CPU ratio (baseline/Usher) | Usher non-2xx+errors |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const { scenario, baseline: b, usher: u } of result.rows) {
+    lines.push(
+      `| ${scenario} | ${b.rps.toFixed(0)} | ${u.rps.toFixed(0)} | ${(u.rps / b.rps).toFixed(2)} | ${b.p50}/${b.p99} | ${u.p50}/${u.p99} | ${b.cpu.toFixed(0)} | ${u.cpu.toFixed(0)} | ${(b.cpu / u.cpu).toFixed(2)} | ${u.errors} |`,
+    );
+  }
+  lines.push(
+    '',
+    `Peak RSS: baseline ${result.hwm.baseline.toFixed(0)} MiB, Usher ${result.hwm.usher.toFixed(0)} MiB. ` +
+      `Start to first answer: baseline ${result.startMs.baseline.toFixed(0)} ms, Usher ${result.startMs.usher.toFixed(0)} ms.`,
+    '',
+  );
+  return lines.join('\n');
+}
+
+/** A bar chart of Usher/baseline ratios (throughput and CPU efficiency) per scenario, as SVG. */
+function chart(results: StoreResult[]): string {
+  const bars = results.flatMap((r) =>
+    r.rows.map((row) => ({
+      label: `${r.kind}: ${row.scenario}`,
+      rps: row.usher.rps / row.baseline.rps,
+      cpu: row.baseline.cpu / row.usher.cpu,
+    })),
+  );
+  const rowH = 34;
+  const left = 420;
+  const scale = 300; // px for ratio 1.0
+  const height = 60 + bars.length * rowH;
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${left + scale * 1.4 + 40}" height="${height}" font-family="sans-serif" font-size="12">`,
+    '<rect width="100%" height="100%" fill="white"/>',
+    `<text x="10" y="20" font-size="14" font-weight="bold">Usher as a fraction of the bare node:http baseline (1.0 = equal; higher is better)</text>`,
+    `<rect x="${left}" y="30" width="12" height="10" fill="#4e79a7"/><text x="${left + 16}" y="39">throughput ratio</text>`,
+    `<rect x="${left + 130}" y="30" width="12" height="10" fill="#f28e2b"/><text x="${left + 146}" y="39">CPU per request ratio</text>`,
+    `<line x1="${left + scale}" y1="45" x2="${left + scale}" y2="${height - 5}" stroke="#999" stroke-dasharray="4"/>`,
+  ];
+  bars.forEach((b, i) => {
+    const y = 50 + i * rowH;
+    out.push(
+      `<text x="${left - 8}" y="${y + 14}" text-anchor="end">${b.label.replace(/&/g, '&amp;')}</text>`,
+    );
+    out.push(
+      `<rect x="${left}" y="${y}" width="${Math.min(1.4, b.rps) * scale}" height="12" fill="#4e79a7"/>`,
+    );
+    out.push(`<text x="${left + Math.min(1.4, b.rps) * scale + 4}" y="${y + 10}">${b.rps.toFixed(2)}</text>`);
+    out.push(
+      `<rect x="${left}" y="${y + 14}" width="${Math.min(1.4, b.cpu) * scale}" height="12" fill="#f28e2b"/>`,
+    );
+    out.push(`<text x="${left + Math.min(1.4, b.cpu) * scale + 4}" y="${y + 24}">${b.cpu.toFixed(2)}</text>`);
+  });
+  out.push('</svg>');
+  return out.join('\n');
+}
+
+const results: StoreResult[] = [await benchStore('sqlite')];
+if (postgresAvailable) results.push(await benchStore('postgres'));
+else console.error('PostgreSQL: skipped (TEST_DATABASE_URL is not set)');
+
+const report = [
+  `<!-- generated by npm run bench on ${new Date().toISOString()}: ${ROUNDS} alternated rounds of ${SECONDS} s per scenario, medians -->`,
+  ...results.map(table),
+].join('\n');
+console.log(report);
+const docs = fileURLToPath(new URL('../docs/benchmarks.md', import.meta.url));
+const text = readFileSync(docs, 'utf8');
+writeFileSync(
+  docs,
+  text.replace(
+    /<!-- results:start -->[\s\S]*<!-- results:end -->/,
+    `<!-- results:start -->\n${report}\n<!-- results:end -->`,
+  ),
+);
+writeFileSync(fileURLToPath(new URL('../docs/benchmarks.svg', import.meta.url)), chart(results));

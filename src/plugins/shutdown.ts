@@ -20,7 +20,11 @@ export function registerGracefulShutdown(app: App): void {
   app.addHook('onClose', async () => {
     clearInterval(sweep);
   });
-  app.addHook('onRequest', async () => {
-    if (closing) throw new AppError('UNAVAILABLE', 'The server is shutting down; retry on another instance.');
+  app.addHook('onRequest', (_request, _reply, done) => {
+    done(
+      closing
+        ? new AppError('UNAVAILABLE', 'The server is shutting down; retry on another instance.')
+        : undefined,
+    );
   });
 }

@@ -257,6 +257,7 @@ function chart(results: StoreResult[]): string {
   const height = 60 + bars.length * rowH;
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${left + scale * 1.4 + 40}" height="${height}" font-family="sans-serif" font-size="12">`,
+    '<title>Usher as a fraction of the bare node:http baseline, per scenario</title>',
     '<rect width="100%" height="100%" fill="white"/>',
     `<text x="10" y="20" font-size="14" font-weight="bold">Usher as a fraction of the bare node:http baseline (1.0 = equal; higher is better)</text>`,
     `<rect x="${left}" y="30" width="12" height="10" fill="#4e79a7"/><text x="${left + 16}" y="39">throughput ratio</text>`,

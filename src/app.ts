@@ -10,6 +10,7 @@ import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
 import { healthRoutes } from './health/routes.ts';
 import { registerAccessLog } from './plugins/access-log.ts';
+import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
   frameworkError,
   MAX_SEGMENT_LENGTH,
@@ -74,7 +75,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     },
     bodyLimit: BODY_LIMIT_BYTES,
     // Node's parser refuses larger header blocks (431) and ambiguous framing (smuggling) itself.
-    http: { maxHeaderSize: 16 * 1024 },
+    // headersTimeout is only checked every connectionsCheckingInterval (30 s by default).
+    http: { maxHeaderSize: 16 * 1024, connectionsCheckingInterval: 1000 },
+    clientErrorHandler,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     requestTimeout: 30_000,

@@ -37,9 +37,15 @@ export function authRoutes(
   metrics: Pick<Metrics, 'signin'>,
 ): void {
   // Every failure on this route, whatever raised it, is SIGNIN_FAILED in the profile's shape.
-  const renderError: ErrorRenderer = (f) => {
-    // Failures the handler did not count (unreadable bodies, outages) are counted here.
-    if (f.statusCode !== 401 && f.statusCode !== 429) metrics.signin('invalid');
+  const renderError: ErrorRenderer = (f, request) => {
+    // Attempts the handler never saw (unreadable bodies, outages) are counted and logged here.
+    if (f.statusCode !== 401 && f.statusCode !== 429) {
+      metrics.signin('invalid');
+      request.log.info(
+        { event: 'signin', outcome: 'invalid', status: f.statusCode, address: request.ip },
+        'sign-in attempt',
+      );
+    }
     return { statusCode: f.statusCode, body: profile.signinFailure(signinMessage(f.statusCode)) };
   };
 

@@ -25,12 +25,15 @@ export class AuthService {
    * a wrong password, so neither the answer nor its timing tells whether the account exists.
    */
   async signIn(email: string, password: string, address: string): Promise<SigninOutcome> {
-    const key = emailKey(email);
+    // No registered email holds U+0000 (registration refuses it), and PostgreSQL cannot even
+    // compare it: such an email is an unknown account, counted under a storable key.
+    const unstorable = email.includes('\u0000');
+    const key = unstorable ? emailKey(email).replaceAll('\u0000', '\ufffd') : emailKey(email);
     const verdict = await this.#throttle.check(key, address);
     if (!verdict.allowed)
       return { ok: false, reason: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds };
 
-    const found = key === '' ? undefined : await this.#users.findCredentials(key);
+    const found = key === '' || unstorable ? undefined : await this.#users.findCredentials(key);
     const verified = found
       ? await this.#hasher.verify(password, found.passwordHash)
       : await this.#hasher.verifyDummy(password);

@@ -1,6 +1,7 @@
 import type { ActiveSession } from '../auth/sessions.ts';
 import { AppError } from '../shared/errors.ts';
 import type { PageRequest } from '../shared/paging.ts';
+import { checkStorableText } from '../users/rules.ts';
 import type { Product, ProductInput, ProductSortKey, Review, ReviewInput, ReviewSortKey } from './model.ts';
 import type { CatalogRepository, ProductFields } from './repository.ts';
 
@@ -12,7 +13,7 @@ const reviewNotFound = () => new AppError('NOT_FOUND', 'No review with that id o
 const notYours = (what: string) => new AppError('FORBIDDEN', `Only the ${what} may change or delete it.`);
 
 function productFields(input: ProductInput): ProductFields {
-  const name = input.name.trim();
+  const name = checkStorableText('name', input.name).trim();
   const length = [...name].length;
   if (length < 1 || length > PRODUCT_NAME_MAX) {
     throw new AppError(
@@ -20,7 +21,7 @@ function productFields(input: ProductInput): ProductFields {
       `name: must be 1 to ${PRODUCT_NAME_MAX} characters after trimming`,
     );
   }
-  return { name, description: input.description ?? '', price: input.price };
+  return { name, description: checkStorableText('description', input.description ?? ''), price: input.price };
 }
 
 /**
@@ -92,12 +93,10 @@ export class CatalogService {
     productId: bigint | undefined,
     input: ReviewInput,
   ): Promise<Review> {
+    const text = checkStorableText('text', input.text ?? '');
     const product = await this.product(productId);
     try {
-      return await this.#catalog.insertReview(product.id, actor.userId, {
-        rating: input.rating,
-        text: input.text ?? '',
-      });
+      return await this.#catalog.insertReview(product.id, actor.userId, { rating: input.rating, text });
     } catch (error) {
       // The product was deleted between the check and the insert (foreign key refused the row).
       if (!(await this.#catalog.findProduct(product.id))) throw productNotFound();
@@ -115,7 +114,7 @@ export class CatalogService {
     if (existing.authorId !== actor.userId) throw notYours("review's author");
     const updated = await this.#catalog.updateReview(existing.productId, existing.id, actor.userId, {
       rating: input.rating,
-      text: input.text ?? '',
+      text: checkStorableText('text', input.text ?? ''),
     });
     if (!updated) throw reviewNotFound();
     return updated;

@@ -17,7 +17,7 @@ export interface Rendered {
   body: object;
 }
 
-export type ErrorRenderer = (failure: Failure) => Rendered;
+export type ErrorRenderer = (failure: Failure, request: FastifyRequest) => Rendered;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -124,7 +124,7 @@ async function handleError(this: App, error: FastifyError, request: FastifyReque
     request.log.info({ code: f.code, statusCode: f.statusCode }, 'request refused');
   }
   const render = request.routeOptions.config.renderError ?? renderWithMessage;
-  const { statusCode, body } = render(f);
+  const { statusCode, body } = render(f, request);
   return reply.code(statusCode).headers(f.headers).send(body);
 }
 

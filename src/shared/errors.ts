@@ -28,6 +28,12 @@ export const ERROR_CODES = {
     when: "The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.",
   },
   EMAIL_TAKEN: { status: 409, when: 'Another user already has that email, in any letter case.' },
+  BAD_REQUEST: {
+    status: 400,
+    when: 'The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).',
+  },
+  HEADERS_TOO_LARGE: { status: 431, when: 'The request headers exceed 16 KiB.' },
+  REQUEST_TIMEOUT: { status: 408, when: 'The request headers or body took too long to arrive.' },
   UNAVAILABLE: { status: 503, when: 'The database does not answer, or the server is shutting down.' },
   INTERNAL: { status: 500, when: 'An unexpected failure; details are logged, never returned.' },
 } as const;

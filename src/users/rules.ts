@@ -25,8 +25,17 @@ export function checkEmail(raw: string): string {
   return email;
 }
 
+/**
+ * Text that is stored must not hold U+0000: PostgreSQL cannot store it in text columns, and no
+ * name or description needs it. Refusing it everywhere keeps both stores alike.
+ */
+export function checkStorableText(field: string, value: string): string {
+  if (value.includes('\u0000')) throw invalid(field, 'must not contain the NUL character (U+0000)');
+  return value;
+}
+
 export function checkName(raw: string): string {
-  const name = raw.trim();
+  const name = checkStorableText('name', raw).trim();
   const length = codePoints(name);
   if (length < 1 || length > NAME_MAX)
     throw invalid('name', `must be 1 to ${NAME_MAX} characters after trimming`);

@@ -220,28 +220,37 @@ test('CONTRACT: on a terminal the password is asked twice without echo, and impo
 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'usher-tty-'));
   const env = { DATABASE_URL: `sqlite:${join(dir, 'u.db')}` };
-  // script(1) gives the CLI a pseudo-terminal; what we write is what a person would type.
-  const inTerminal = (command: string, typed: string) =>
+  // script(1) gives the CLI a pseudo-terminal; what we write is what a person would type, and
+  // only once the prompt is on screen (raw mode is on then, so nothing typed is echoed).
+  const inTerminal = (command: string, answers: Array<[prompt: string, typed: string]>) =>
     new Promise<string>((resolve) => {
       const child = spawn('script', ['-qec', command, '/dev/null'], {
         env: { PATH: process.env.PATH ?? '', ...env },
       });
       let out = '';
+      let next = 0;
+      let searchFrom = 0;
       child.stdout.on('data', (d) => {
         out += d;
+        const answer = answers[next];
+        const at = answer ? out.indexOf(answer[0], searchFrom) : -1;
+        if (answer && at !== -1) {
+          next += 1;
+          searchFrom = at + answer[0].length;
+          // A short pause lets the prompt's setRawMode take effect before the keys arrive.
+          setTimeout(() => child.stdin.write(answer[1]), 100);
+        }
       });
-      setTimeout(() => child.stdin.write(typed), 1500);
-      setTimeout(() => child.stdin.write(typed), 2500);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
       child.on('exit', () => {
         clearTimeout(timer);
         resolve(out);
       });
     });
-  const out = await inTerminal(
-    `${process.execPath} ${CLI} users add --email tty@example.com --name Tty`,
-    'tty-password-42\r',
-  );
+  const out = await inTerminal(`${process.execPath} ${CLI} users add --email tty@example.com --name Tty`, [
+    ['Password: ', 'tty-password-42\r'],
+    ['Repeat password: ', 'tty-password-42\r'],
+  ]);
   assert.match(out, /Password: /);
   assert.match(out, /Repeat password: /);
   assert.match(out, /created user/);
@@ -252,6 +261,6 @@ test('CONTRACT: on a terminal the password is asked twice without echo, and impo
     file,
     `${JSON.stringify({ email: 'p1@example.com', name: 'P', password: 'progress-pass-1' })}\n`,
   );
-  const bar = await inTerminal(`${process.execPath} ${CLI} users import ${file}`, '');
+  const bar = await inTerminal(`${process.execPath} ${CLI} users import ${file}`, []);
   assert.match(bar, /\[#+\] 1\/1 100\.0% [\d.]+ rows\/s/);
 });

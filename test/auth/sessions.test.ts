@@ -2,11 +2,11 @@
 // header, hashing at rest, sign-out, expiry, cross-site protection and revocation.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Profile } from '../../src/config.ts';
-import { asUser, leaksSecret, register, startApp, type TestApp } from '../helpers/app.ts';
+import { asUser, leaksSecret, profileApps, register, startApp, type TestApp } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
@@ -87,16 +87,7 @@ async function productCount(t: TestApp): Promise<number> {
 }
 
 describeEachStore('Sessions', (store) => {
-  let a: TestApp;
-  let b: TestApp;
-  before(async () => {
-    a = await startApp(store, 'a');
-    b = await startApp(store, 'b');
-  });
-  after(async () => {
-    await a.close();
-    await b.close();
-  });
+  const { a, b } = profileApps(store);
   const apps: Array<{ name: Profile; app: () => TestApp }> = [
     { name: 'a', app: () => a },
     { name: 'b', app: () => b },

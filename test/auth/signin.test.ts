@@ -1,22 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { leaksSecret, newUser, register, startApp, type TestApp } from '../helpers/app.ts';
+import { test } from 'node:test';
+import { leaksSecret, newUser, profileApps, register, startApp } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 const B_FAILURE_KEYS = ['error', 'message'];
 
 describeEachStore('POST /api/signin', (store) => {
-  let a: TestApp;
-  let b: TestApp;
-  before(async () => {
-    a = await startApp(store, 'a');
-    b = await startApp(store, 'b');
-  });
-  after(async () => {
-    await a.close();
-    await b.close();
-  });
+  const { a, b } = profileApps(store);
 
   test('SPEC 4.1 rules 1-2 (A): the right email and password give 200 and exactly the user object', async () => {
     const u = await register(a);

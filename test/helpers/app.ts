@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { after, before } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.ts';
 import { type Config, loadConfig, type Profile } from '../../src/config.ts';
@@ -112,4 +113,41 @@ export function asUser(t: TestApp, token: string) {
     put: (url: string, body: unknown) => send('PUT', url, body),
     delete: (url: string) => send('DELETE', url),
   };
+}
+
+/**
+ * A profile A and a profile B app on the store, started in the enclosing suite's `before` and
+ * closed in its `after`. The handles are usable as soon as the suite's tests (and later hooks) run.
+ */
+export function profileApps(store: Store): { a: TestApp; b: TestApp } {
+  const started: Partial<Record<Profile, TestApp>> = {};
+  const handle = (profile: Profile): TestApp => {
+    const real = () => {
+      const t = started[profile];
+      if (!t) throw new Error(`the profile ${profile} app is used before the suite started it`);
+      return t;
+    };
+    return {
+      profile,
+      get app() {
+        return real().app;
+      },
+      get logs() {
+        return real().logs;
+      },
+      inject: (options) => real().inject(options),
+      get: (url) => real().get(url),
+      post: (url, body, headers) => real().post(url, body, headers),
+      close: () => real().close(),
+    };
+  };
+  before(async () => {
+    started.a = await startApp(store, 'a');
+    started.b = await startApp(store, 'b');
+  });
+  after(async () => {
+    await started.a?.close();
+    await started.b?.close();
+  });
+  return { a: handle('a'), b: handle('b') };
 }

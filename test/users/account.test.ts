@@ -1,10 +1,10 @@
 // PUT and DELETE /api/users/{id} (CONTRACT "Collections"): a signed-in user changes or deletes
 // only their own account.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Profile } from '../../src/config.ts';
-import { leaksSecret, newUser, register, signIn, startApp, type TestApp } from '../helpers/app.ts';
+import { leaksSecret, newUser, profileApps, register, signIn, type TestApp } from '../helpers/app.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 const USER_KEYS: Record<Profile, string[]> = {
@@ -13,16 +13,7 @@ const USER_KEYS: Record<Profile, string[]> = {
 };
 
 describeEachStore('PUT and DELETE /api/users/{id}', (store) => {
-  let a: TestApp;
-  let b: TestApp;
-  before(async () => {
-    a = await startApp(store, 'a');
-    b = await startApp(store, 'b');
-  });
-  after(async () => {
-    await a.close();
-    await b.close();
-  });
+  const { a, b } = profileApps(store);
 
   // Every password this suite used, and every body it received: none may show one.
   const passwords = new Set<string>();

@@ -1,20 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { leaksSecret, register, startApp, type TestApp } from '../helpers/app.ts';
+import { test } from 'node:test';
+import { leaksSecret, profileApps, register } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 describeEachStore('GET /api/users/{id}', (store) => {
-  let a: TestApp;
-  let b: TestApp;
-  before(async () => {
-    a = await startApp(store, 'a');
-    b = await startApp(store, 'b');
-  });
-  after(async () => {
-    await a.close();
-    await b.close();
-  });
+  const { a, b } = profileApps(store);
 
   test('SPEC 4.1 (A): a known id returns exactly id, email and name', async () => {
     const u = await register(a);

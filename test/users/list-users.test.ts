@@ -1,20 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { leaksSecret, register, startApp, type TestApp } from '../helpers/app.ts';
+import { before, test } from 'node:test';
+import { leaksSecret, profileApps, register } from '../helpers/app.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 describeEachStore('GET /api/users', (store) => {
-  let a: TestApp;
-  let b: TestApp;
+  const { a, b } = profileApps(store);
   const passwords: string[] = [];
   before(async () => {
-    a = await startApp(store, 'a');
-    b = await startApp(store, 'b');
     for (let i = 0; i < 3; i++) passwords.push((await register(b)).password);
-  });
-  after(async () => {
-    await a.close();
-    await b.close();
   });
 
   test('SPEC 4.1 (B): a JSON array of user objects, in id order, none with a password', async () => {

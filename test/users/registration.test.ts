@@ -1,19 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { leaksSecret, newUser, register, startApp, type TestApp } from '../helpers/app.ts';
+import { test } from 'node:test';
+import { leaksSecret, newUser, profileApps, register } from '../helpers/app.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 describeEachStore('POST /api/users (registration)', (store) => {
-  let a: TestApp;
-  let b: TestApp;
-  before(async () => {
-    a = await startApp(store, 'a');
-    b = await startApp(store, 'b');
-  });
-  after(async () => {
-    await a.close();
-    await b.close();
-  });
+  const { a, b } = profileApps(store);
 
   test("CONTRACT: registration gives 201, the profile's user object and Location: /api/users/{id}", async () => {
     const body = newUser();

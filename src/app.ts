@@ -35,7 +35,7 @@ export interface AppOptions {
   database?: Database;
 }
 
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+const BODY_LIMIT_BYTES = 1024 * 1024;
 const HOUSEKEEPING_INTERVAL_MS = 60 * 1000;
 
 // Never written to a log line. Exact paths, not wildcards: a wildcard makes pino walk every

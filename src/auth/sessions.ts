@@ -23,7 +23,7 @@ function newToken(): string {
 }
 
 /** Only this digest is stored, so a database leak does not hand out live sessions. */
-export function hashToken(token: string): string {
+function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 

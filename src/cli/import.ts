@@ -48,7 +48,7 @@ function csvFields(record: string): string[] {
   return fields;
 }
 
-export function parseRows(text: string, format: 'csv' | 'jsonl'): { rows: ImportRow[]; refused: Refusal[] } {
+function parseRows(text: string, format: 'csv' | 'jsonl'): { rows: ImportRow[]; refused: Refusal[] } {
   const rows: ImportRow[] = [];
   const refused: Refusal[] = [];
   const lines = text.split(/\r?\n/);
@@ -82,7 +82,7 @@ export function parseRows(text: string, format: 'csv' | 'jsonl'): { rows: Import
   return { rows, refused };
 }
 
-export function formatOf(path: string, text: string): 'csv' | 'jsonl' {
+function formatOf(path: string, text: string): 'csv' | 'jsonl' {
   const ext = extname(path).toLowerCase();
   if (ext === '.csv') return 'csv';
   if (ext === '.jsonl' || ext === '.ndjson' || ext === '.json') return 'jsonl';

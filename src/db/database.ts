@@ -20,9 +20,8 @@ export interface Database {
   poolStats(): { total: number; idle: number; waiting: number };
 }
 
-export function sqlitePath(url: string): string {
-  const path = url.slice('sqlite:'.length);
-  return path === ':memory:' ? ':memory:' : path;
+function sqlitePath(url: string): string {
+  return url.slice('sqlite:'.length);
 }
 
 function createPostgresPool(url: string, options: Config['database']): pg.Pool {

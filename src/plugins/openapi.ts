@@ -3,6 +3,7 @@
 // the npm package's own assets: no CDN, so it works offline.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { SESSION_COOKIE } from '../auth/guard.ts';
 import type { Profile } from '../config.ts';
 import type { App } from '../shared/fastify.ts';
 
@@ -37,7 +38,7 @@ export async function registerOpenApi(app: App, profile: Profile): Promise<void>
           sessionCookie: {
             type: 'apiKey',
             in: 'cookie',
-            name: 'usher_session',
+            name: SESSION_COOKIE,
             description: 'Set by POST /api/signin (HttpOnly; SameSite=Lax).',
           },
           bearerToken: {

@@ -8,10 +8,6 @@ export class Semaphore {
     this.#limit = limit;
   }
 
-  get pending(): number {
-    return this.#waiting.length;
-  }
-
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.#running >= this.#limit) {
       await new Promise<void>((resolve) => this.#waiting.push(resolve));

@@ -54,8 +54,21 @@ export interface SigninFailuresTable {
   failed_at: ColumnType<bigint | string | number, number, number>;
 }
 
+/**
+ * Ids per block of user_id_blocks: block b counts the users whose id is in [b * 1024, (b + 1) * 1024).
+ * Changing it needs a migration that recounts the blocks.
+ */
+export const USER_ID_BLOCK = 1024;
+
+/** Users per block of ids, kept by triggers: the total, and where a deep page starts. */
+export interface UserIdBlocksTable {
+  block: bigint | string;
+  users: ColumnType<bigint | string, bigint | number, bigint | number>;
+}
+
 export interface Tables {
   users: UsersTable;
+  user_id_blocks: UserIdBlocksTable;
   sessions: SessionsTable;
   products: ProductsTable;
   reviews: ReviewsTable;

@@ -1,7 +1,7 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import { isUniqueViolation } from '../db/errors.ts';
 import { paged } from '../db/paging.ts';
-import type { Tables } from '../db/schema.ts';
+import { type Tables, USER_ID_BLOCK } from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import type { User } from './user.ts';
 
@@ -109,18 +109,60 @@ export class UsersRepository {
       .execute();
   }
 
-  async list(paging: PageRequest<UserSortKey>): Promise<User[]> {
+  /** One page and the total. In id order (the default) a deep page costs what page 1 does. */
+  async list(paging: PageRequest<UserSortKey>): Promise<{ users: User[]; total: number }> {
+    if (paging.sort === 'id') return this.#listById(paging);
     const query = this.#db.selectFrom('users').select(USER_COLUMNS);
-    const rows = await paged(query, paging, SORT_COLUMNS[paging.sort]).execute();
-    return rows.map(toUser);
+    const [rows, total] = await Promise.all([
+      paged(query, paging, SORT_COLUMNS[paging.sort]).execute(),
+      this.count(),
+    ]);
+    return { users: rows.map(toUser), total };
   }
 
+  /** The number of users, from the per-block counts rather than a scan of the table. */
   async count(): Promise<number> {
     const row = await this.#db
-      .selectFrom('users')
-      .select((eb) => eb.fn.countAll().as('n'))
+      .selectFrom('user_id_blocks')
+      .select((eb) => eb.fn.sum<bigint | string | number | null>('users').as('n'))
       .executeTakeFirstOrThrow();
-    return Number(row.n);
+    return Number(row.n ?? 0);
+  }
+
+  /**
+   * Finds the block of ids the page starts in from a running sum of the per-block counts, then
+   * reads from that block's first id, skipping only the rows of that block before the page.
+   */
+  async #listById(paging: PageRequest<UserSortKey>): Promise<{ users: User[]; total: number }> {
+    const order = paging.descending ? 'desc' : 'asc';
+    const running = this.#db.selectFrom('user_id_blocks').select((eb) => [
+      'block',
+      'users',
+      eb.fn
+        .sum<bigint | string>('users')
+        .over((w) => w.orderBy('block', order))
+        .as('through'),
+      eb.fn.sum<bigint | string>('users').over().as('total'),
+    ]);
+    const start = await this.#db
+      .selectFrom(running.as('r'))
+      .select(['block', 'users', 'through', 'total'])
+      .where('through', '>', BigInt(paging.offset))
+      .orderBy('block', order)
+      .limit(1)
+      .executeTakeFirst();
+    if (!start) return { users: [], total: await this.count() };
+    const block = BigInt(start.block) * BigInt(USER_ID_BLOCK);
+    const skip = paging.offset - (Number(start.through) - Number(start.users));
+    const query = this.#db.selectFrom('users').select(USER_COLUMNS);
+    const rows = await (paging.descending
+      ? query.where('id', '<', block + BigInt(USER_ID_BLOCK)).orderBy('id', 'desc')
+      : query.where('id', '>=', block).orderBy('id', 'asc')
+    )
+      .limit(paging.size)
+      .offset(skip)
+      .execute();
+    return { users: rows.map(toUser), total: Number(start.total) };
   }
 
   /**

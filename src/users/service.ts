@@ -40,8 +40,7 @@ export class UsersService {
   }
 
   async list(paging: PageRequest<UserSortKey>): Promise<{ users: User[]; total: number }> {
-    const [users, total] = await Promise.all([this.#users.list(paging), this.#users.count()]);
-    return { users, total };
+    return this.#users.list(paging);
   }
 
   /**

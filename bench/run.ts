@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Result } from 'autocannon';
+import { sql } from 'kysely';
 import { PasswordHasher } from '../src/auth/passwords.ts';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
@@ -17,6 +18,7 @@ import { freePort, SERVER_ENTRY } from '../test/helpers/process.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const USERS = 1000;
+const MILLION = 1_000_000;
 const PASSWORD = 'bench-password-1';
 const BASELINE_ENTRY = fileURLToPath(new URL('./baseline.ts', import.meta.url));
 const CLK_TCK = 100;
@@ -57,6 +59,34 @@ async function seed(url: string): Promise<void> {
       }));
       await database.db.insertInto('users').values(rows).execute();
     }
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * A million users for the data-growth scenarios, inserted by one SQL statement (the benchmark's
+ * shortcut, not how users arrive) with one precomputed hash; the triggers count them as usual.
+ */
+async function seedMillion(url: string): Promise<void> {
+  // The one insert takes longer than a request's statement timeout may.
+  const database = openDatabase(url, { ...loadConfig({}).database, statementTimeoutMs: 0 });
+  try {
+    await database.migrate();
+    const hash = await new PasswordHasher({ ...loadConfig({}).passwordHash, concurrency: 1 }).hash(PASSWORD);
+    const now = new Date().toISOString();
+    const numbers =
+      database.dialect === 'postgres'
+        ? sql`select i - 1 as i from generate_series(1, ${MILLION}) as s(i)`
+        : sql`select i - 1 as i from (with recursive n(i) as (select 1 union all select i + 1 from n where i < ${MILLION}) select i from n)`;
+    // PostgreSQL would read the time as text, which a timestamptz column does not take implicitly.
+    const time = database.dialect === 'postgres' ? sql`cast(${now} as timestamptz)` : sql`${now}`;
+    await sql`
+      insert into users (email, email_key, name, password_hash, created_at, updated_at)
+      select 'bench' || i || '@example.com', 'bench' || i || '@example.com', 'Bench User ' || i,
+             ${hash}, ${time}, ${time}
+      from (${numbers}) as numbers`.execute(database.db);
+    if (database.dialect === 'postgres') await sql`analyze users`.execute(database.db);
   } finally {
     await database.close();
   }
@@ -121,8 +151,31 @@ const SCENARIOS = {
 } as const;
 type Scenario = keyof typeof SCENARIOS | 'GET /api/users/{id} during a sign-in storm';
 
+// Usher alone, on the million-user database: the same lookup as on 1,000 users, and the first
+// and the 50,000th page of 20 (the last but one: 1,000,000 / 20 = 50,000).
+const randomOfMillion = () => 1 + Math.floor(Math.random() * MILLION);
+const MILLION_SCENARIOS = {
+  'GET /api/users/{id}, 1M users': {
+    connections: 32,
+    request: () => ({ method: 'GET', path: `/api/users/${randomOfMillion()}` }),
+  },
+  'GET /api/users?size=20 page 1, 1M users': {
+    connections: 8,
+    request: () => ({ method: 'GET', path: '/api/users?page=1&size=20' }),
+  },
+  'GET /api/users?size=20 page 50,000, 1M users': {
+    connections: 8,
+    request: () => ({ method: 'GET', path: '/api/users?page=50000&size=20' }),
+  },
+} as const;
+
+type Load = { connections: number; request: () => { method: string; path: string } };
+
 async function load(base: string, name: keyof typeof SCENARIOS, seconds: number, connections?: number) {
-  const scenario = SCENARIOS[name];
+  return run(base, SCENARIOS[name], seconds, connections);
+}
+
+async function run(base: string, scenario: Load, seconds: number, connections?: number) {
   return autocannon({
     url: base,
     connections: connections ?? scenario.connections,
@@ -157,6 +210,11 @@ async function benchStore(kind: StoreKind) {
   };
   const hwm: Record<Server, number> = { baseline: 0, usher: 0 };
   const startMs: Record<Server, number[]> = { baseline: [], usher: [] };
+  const million = await freshDatabaseUrl(kind);
+  const seeding = performance.now();
+  await seedMillion(million.url);
+  const millionSeedSeconds = (performance.now() - seeding) / 1000;
+  console.error(`${kind}: 1,000,000 users seeded in ${millionSeedSeconds.toFixed(0)} s`);
   for (let round = 1; round <= ROUNDS; round++) {
     for (const server of ['baseline', 'usher'] as const) {
       const fresh = await freshDatabaseUrl(kind);
@@ -191,7 +249,19 @@ async function benchStore(kind: StoreKind) {
       }
       console.error(`${kind} round ${round} ${server} done`);
     }
+    const { child, base } = await launch('usher', million.url);
+    try {
+      for (const [name, scenario] of Object.entries(MILLION_SCENARIOS)) {
+        await run(base, scenario, 1); // warm-up
+        add('usher', name as Scenario, await measure(child.pid!, () => run(base, scenario, SECONDS)));
+      }
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    console.error(`${kind} round ${round} usher on 1,000,000 users done`);
   }
+  await million.drop();
   const summary = (server: Server, scenario: string) => {
     const list = samples.get(`${server}|${scenario}`) ?? [];
     return {
@@ -214,6 +284,11 @@ async function benchStore(kind: StoreKind) {
       baseline: summary('baseline', scenario),
       usher: summary('usher', scenario),
     })),
+    million: Object.keys(MILLION_SCENARIOS).map((scenario) => ({
+      scenario,
+      usher: summary('usher', scenario),
+    })),
+    millionSeedSeconds,
     hwm,
     startMs: { baseline: median(startMs.baseline), usher: median(startMs.usher) },
   };
@@ -233,6 +308,21 @@ function table(result: StoreResult): string {
       `| ${scenario} | ${b.rps.toFixed(0)} | ${u.rps.toFixed(0)} | ${(u.rps / b.rps).toFixed(2)} | ${b.p50}/${b.p99} | ${u.p50}/${u.p99} | ${b.cpu.toFixed(0)} | ${u.cpu.toFixed(0)} | ${(b.cpu / u.cpu).toFixed(2)} | ${u.errors} |`,
     );
   }
+  const thousand = result.rows.find((r) => r.scenario === 'GET /api/users/{id}')!.usher;
+  lines.push(
+    '',
+    `Usher on 1,000,000 users (seeded in ${result.millionSeedSeconds.toFixed(0)} s):`,
+    '',
+    '| scenario | req/s | p50/p99 ms | CPU µs/req | non-2xx+errors |',
+    '|---|---|---|---|---|',
+    ...result.million.map(
+      ({ scenario, usher: u }) =>
+        `| ${scenario} | ${u.rps.toFixed(0)} | ${u.p50}/${u.p99} | ${u.cpu.toFixed(0)} | ${u.errors} |`,
+    ),
+    '',
+    `GET /api/users/{id} on 1,000,000 users against 1,000: req/s ratio ${(result.million[0]!.usher.rps / thousand.rps).toFixed(2)}, ` +
+      `CPU per request ratio ${(thousand.cpu / result.million[0]!.usher.cpu).toFixed(2)}.`,
+  );
   lines.push(
     '',
     `Peak RSS: baseline ${result.hwm.baseline.toFixed(0)} MiB, Usher ${result.hwm.usher.toFixed(0)} MiB. ` +

@@ -55,20 +55,21 @@ export interface SigninFailuresTable {
 }
 
 /**
- * Ids per block of user_id_blocks: block b counts the users whose id is in [b * 1024, (b + 1) * 1024).
- * Changing it needs a migration that recounts the blocks.
+ * The widths of the id ranges user_counts counts: a row (span, first_id, users) counts the users
+ * whose id is in [first_id, first_id + span). Changing them needs a migration that recounts.
  */
-export const USER_ID_BLOCK = 1024;
+export const USER_COUNT_SPAN = { wide: 65_536, narrow: 1_024 } as const;
 
-/** Users per block of ids, kept by triggers: the total, and where a deep page starts. */
-export interface UserIdBlocksTable {
-  block: bigint | string;
+/** Users per range of ids, kept by triggers: the total, and where a deep page starts. */
+export interface UserCountsTable {
+  span: ColumnType<bigint | string, bigint | number, bigint | number>;
+  first_id: ColumnType<bigint | string, bigint | number, bigint | number>;
   users: ColumnType<bigint | string, bigint | number, bigint | number>;
 }
 
 export interface Tables {
   users: UsersTable;
-  user_id_blocks: UserIdBlocksTable;
+  user_counts: UserCountsTable;
   sessions: SessionsTable;
   products: ProductsTable;
   reviews: ReviewsTable;

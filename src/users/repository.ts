@@ -1,7 +1,7 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import { isUniqueViolation } from '../db/errors.ts';
 import { paged } from '../db/paging.ts';
-import { type Tables, USER_ID_BLOCK } from '../db/schema.ts';
+import { type Tables, USER_COUNT_SPAN } from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import type { User } from './user.ts';
 
@@ -120,49 +120,52 @@ export class UsersRepository {
     return { users: rows.map(toUser), total };
   }
 
-  /** The number of users, from the per-block counts rather than a scan of the table. */
+  /** The number of users, from the per-range counts rather than a scan of the table. */
   async count(): Promise<number> {
     const row = await this.#db
-      .selectFrom('user_id_blocks')
+      .selectFrom('user_counts')
       .select((eb) => eb.fn.sum<bigint | string | number | null>('users').as('n'))
+      .where('span', '=', BigInt(USER_COUNT_SPAN.wide))
       .executeTakeFirstOrThrow();
     return Number(row.n ?? 0);
   }
 
   /**
-   * Finds the block of ids the page starts in from a running sum of the per-block counts, then
-   * reads from that block's first id, skipping only the rows of that block before the page.
+   * Walks the wide ranges' counts to the one the page starts in, then the narrow ones inside it,
+   * then reads users from that narrow range's first id, skipping only the users of that range
+   * before the page: a few dozen small rows and at most one narrow range, at any depth.
    */
   async #listById(paging: PageRequest<UserSortKey>): Promise<{ users: User[]; total: number }> {
     const order = paging.descending ? 'desc' : 'asc';
-    const running = this.#db.selectFrom('user_id_blocks').select((eb) => [
-      'block',
-      'users',
-      eb.fn
-        .sum<bigint | string>('users')
-        .over((w) => w.orderBy('block', order))
-        .as('through'),
-      eb.fn.sum<bigint | string>('users').over().as('total'),
-    ]);
-    const start = await this.#db
-      .selectFrom(running.as('r'))
-      .select(['block', 'users', 'through', 'total'])
-      .where('through', '>', BigInt(paging.offset))
-      .orderBy('block', order)
-      .limit(1)
-      .executeTakeFirst();
-    if (!start) return { users: [], total: await this.count() };
-    const block = BigInt(start.block) * BigInt(USER_ID_BLOCK);
-    const skip = paging.offset - (Number(start.through) - Number(start.users));
+    const counts = (span: number) =>
+      this.#db
+        .selectFrom('user_counts')
+        .select(['first_id', 'users'])
+        .where('span', '=', BigInt(span))
+        .where('users', '>', 0n)
+        .orderBy('first_id', order);
+    const wide = await counts(USER_COUNT_SPAN.wide).execute();
+    const total = wide.reduce((n, r) => n + Number(r.users), 0);
+    const inWide = findRange(wide, paging.offset);
+    if (!inWide) return { users: [], total };
+    const wideStart = BigInt(inWide.range.first_id);
+    const narrow = await counts(USER_COUNT_SPAN.narrow)
+      .where('first_id', '>=', wideStart)
+      .where('first_id', '<', wideStart + BigInt(USER_COUNT_SPAN.wide))
+      .execute();
+    const inNarrow = findRange(narrow, inWide.skip);
+    // Only a write between the two reads can make the narrow counts disagree with the wide one.
+    if (!inNarrow) return { users: [], total };
+    const first = BigInt(inNarrow.range.first_id);
     const query = this.#db.selectFrom('users').select(USER_COLUMNS);
     const rows = await (paging.descending
-      ? query.where('id', '<', block + BigInt(USER_ID_BLOCK)).orderBy('id', 'desc')
-      : query.where('id', '>=', block).orderBy('id', 'asc')
+      ? query.where('id', '<', first + BigInt(USER_COUNT_SPAN.narrow)).orderBy('id', 'desc')
+      : query.where('id', '>=', first).orderBy('id', 'asc')
     )
       .limit(paging.size)
-      .offset(skip)
+      .offset(inNarrow.skip)
       .execute();
-    return { users: rows.map(toUser), total: Number(start.total) };
+    return { users: rows.map(toUser), total };
   }
 
   /**
@@ -206,4 +209,20 @@ export interface UserChanges {
   emailKey: string;
   name: string;
   passwordHash?: string;
+}
+
+interface RangeCount {
+  first_id: bigint | string;
+  users: bigint | string;
+}
+
+/** The range, of counts in page order, holding the user at `offset`, and how many come before it there. */
+function findRange(ranges: RangeCount[], offset: number): { range: RangeCount; skip: number } | undefined {
+  let skip = offset;
+  for (const range of ranges) {
+    const users = Number(range.users);
+    if (skip < users) return { range, skip };
+    skip -= users;
+  }
+  return undefined;
 }

@@ -1,6 +1,6 @@
-// Pages of GET /api/users in id order are found through per-block counts kept by triggers
-// (src/db/migrations/...-0004-user-id-blocks.ts), not by skipping rows. These tests compare every
-// page with what plain LIMIT/OFFSET returns, over ids that span several blocks with gaps, rows
+// Pages of GET /api/users in id order are found through per-range counts kept by triggers
+// (src/db/migrations/...-0004-user-counts.ts), not by skipping rows. These tests compare every
+// page with what plain LIMIT/OFFSET returns, over ids that span several ranges with gaps, rows
 // that existed before the migration, bulk and single inserts, and bulk and API deletes.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -34,7 +34,7 @@ async function insertUsers(database: Database, ids: number[]): Promise<void> {
   }
 }
 
-describeEachStore('GET /api/users in id order, across blocks of ids', (store) => {
+describeEachStore('GET /api/users in id order, across ranges of ids', (store) => {
   let database: Database;
   before(async () => {
     database = openTestDatabase(store);
@@ -46,8 +46,14 @@ describeEachStore('GET /api/users in id order, across blocks of ids', (store) =>
     await migrator.migrateTo('2026-11-22-0003-signin-failures');
     await insertUsers(database, range(1, 1500));
     await migrator.migrateToLatest();
-    // Bulk inserts reaching into later blocks, with whole blocks empty, and one single insert.
-    await insertUsers(database, [...range(1501, 2600), ...range(4000, 4100), ...range(9000, 9050)]);
+    // Bulk inserts reaching into later ranges, with whole ranges empty, and one single insert.
+    await insertUsers(database, [
+      ...range(1501, 2600),
+      ...range(4000, 4100),
+      ...range(9000, 9050),
+      ...range(65_530, 65_545), // across the boundary of two wide ranges
+      ...range(200_000, 200_010),
+    ]);
     await insertUsers(database, [3000]);
     await database.db
       .deleteFrom('users')
@@ -101,7 +107,7 @@ describeEachStore('GET /api/users in id order, across blocks of ids', (store) =>
     await assertEveryPage(100);
   });
 
-  test('pages of 20 and 7 are exact too, including those that straddle two blocks', async () => {
+  test('pages of 20 and 7 are exact too, including those that straddle two ranges', async () => {
     await assertEveryPage(20);
     await assertEveryPage(7);
   });

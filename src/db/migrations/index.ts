@@ -3,7 +3,7 @@ import type { DialectName } from '../database.ts';
 import { createUsers } from './2026-11-22-0001-create-users.ts';
 import { createSessionsProductsReviews } from './2026-11-22-0002-sessions-products-reviews.ts';
 import { createSigninFailures } from './2026-11-22-0003-signin-failures.ts';
-import { createUserIdBlocks } from './2026-11-22-0004-user-id-blocks.ts';
+import { createUserCounts } from './2026-11-22-0004-user-counts.ts';
 
 /**
  * Every migration, keyed by a date-prefixed name that sorts in the order they must run. Each gets
@@ -14,6 +14,6 @@ export function createMigrations(dialect: DialectName): Record<string, Migration
     '2026-11-22-0001-create-users': createUsers(dialect),
     '2026-11-22-0002-sessions-products-reviews': createSessionsProductsReviews(dialect),
     '2026-11-22-0003-signin-failures': createSigninFailures(dialect),
-    '2026-11-22-0004-user-id-blocks': createUserIdBlocks(dialect),
+    '2026-11-22-0004-user-counts': createUserCounts(dialect),
   };
 }

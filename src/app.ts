@@ -60,7 +60,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       level: config.logLevel,
       redact: { paths: REDACT, censor: '[redacted]' },
       // Asynchronous writes: lines written while a write is in flight go out together in the next.
-      // The buffer is flushed on shutdown (server.ts) and by pino at process exit.
+      // The buffer is flushed on shutdown (run.ts) and by pino at process exit.
       stream: options.logStream ?? pino.destination({ dest: 1, sync: false }),
     },
     // One access-log line per request, written when the response is done (plugins/access-log.ts),

@@ -12,7 +12,7 @@ import { describeEachStore, type Store } from '../helpers/stores.ts';
 const TEST_TIMEOUT_MS = 180_000;
 const REQUEST_TIMEOUT_MS = 15_000;
 const EXIT_TIMEOUT_MS = 12_000;
-/** The process's own shutdown grace (src/server.ts): in-flight requests must finish within it. */
+/** The process's own shutdown grace (src/run.ts): in-flight requests must finish within it. */
 const SHUTDOWN_LIMIT_MS = 10_000;
 const KILL_ROUNDS = 5;
 

@@ -1,0 +1,97 @@
+// The process: configuration, then the app, then the port. A bad setting stops here, before listening.
+import cluster from 'node:cluster';
+import { buildApp } from './app.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
+import { openDatabase } from './db/database.ts';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+function readConfig(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`usher: configuration error: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+function fail(what: string, error: unknown): never {
+  console.error(`usher: ${what}: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
+
+/** One process serving the port: in-flight requests finish on SIGTERM/SIGINT, new ones get 503. */
+async function serve(config: Config): Promise<void> {
+  const app = await buildApp(config);
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      app.log.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    app.close().then(
+      // The log destination is buffered: write out what is left before exiting.
+      () => (app.log as unknown as { flush(cb: () => void): void }).flush(() => process.exit(0)),
+      (error: unknown) => {
+        app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  // A worker's primary may disconnect it (primary shutting down): treat it as a SIGTERM.
+  if (cluster.isWorker) cluster.worker?.on('disconnect', () => shutdown('disconnect'));
+  await app.listen({ host: config.host, port: config.port });
+}
+
+/**
+ * The primary of WORKERS=N: migrates once, forks N workers that share the port, replaces a worker
+ * that dies, and on SIGTERM/SIGINT asks every worker to finish and waits for all of them.
+ */
+async function supervise(config: Config): Promise<void> {
+  const database = openDatabase(config.databaseUrl, config.database);
+  try {
+    await database.migrate();
+  } catch (error) {
+    // Workers retry by themselves while the database is down; anything else is fatal now.
+    console.error(`usher: migrations not applied at start: ${(error as Error).message}`);
+  } finally {
+    await database.close();
+  }
+
+  let stopping = false;
+  const fork = () => cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    console.error(`usher: worker ${worker.process.pid} exited (${signal ?? code}); starting another`);
+    setTimeout(fork, 500);
+  });
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS + 1000).unref();
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  for (let i = 0; i < config.workers; i++) fork();
+}
+
+const config = readConfig();
+if (config.workers > 1 && cluster.isPrimary) {
+  supervise(config).catch((error: unknown) => fail('failed to start workers', error));
+} else {
+  serve(config).catch((error: unknown) => fail('failed to start', error));
+}

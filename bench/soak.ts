@@ -1,6 +1,8 @@
 // `npm run soak`: about a minute of mixed load (reads, sign-ins, registrations, bad requests)
-// against a real Usher process on loopback, reporting errors, p99 and the server's memory before
-// and after. Not part of `npm test`. SOAK_SECONDS changes the duration.
+// against a real Usher process on loopback, reporting errors, p99 and the server's memory over
+// time: RSS is sampled every second, and growth is judged over the second half of the run, after
+// the heap, the malloc arenas and the hash buffers have warmed up. Not part of `npm test`.
+// SOAK_SECONDS changes the duration.
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { freshDatabaseUrl, postgresAvailable, type StoreKind } from '../test/helpers/databases.ts';
@@ -76,6 +78,8 @@ async function soak(kind: StoreKind) {
       ]);
     };
     let serverErrors = 0;
+    const samples: number[] = [];
+    const sampler = setInterval(() => samples.push(rssMiB(pid)), 1000);
     const instance = autocannon({
       url: server.url,
       connections: 16,
@@ -89,7 +93,10 @@ async function soak(kind: StoreKind) {
       if (status >= 500) serverErrors += 1;
     });
     const result = await instance;
+    clearInterval(sampler);
     const rssEnd = rssMiB(pid);
+    const at = (fraction: number) =>
+      samples[Math.min(samples.length - 1, Math.floor(samples.length * fraction))] ?? rssEnd;
     const ready = await fetch(`${server.url}/readyz`);
     return {
       store: kind,
@@ -97,8 +104,13 @@ async function soak(kind: StoreKind) {
       serverErrors,
       connectionErrors: result.errors + result.timeouts,
       p99: result.latency.p99,
-      rssStart: rssStart.toFixed(1),
-      rssEnd: rssEnd.toFixed(1),
+      rssStart: rssStart.toFixed(0),
+      rssOverTime: [0.25, 0.5, 0.75]
+        .map((f) => at(f).toFixed(0))
+        .concat(rssEnd.toFixed(0))
+        .join(' → '),
+      rssPeak: Math.max(rssEnd, ...samples).toFixed(0),
+      secondHalfGrowth: (rssEnd - at(0.5)).toFixed(0),
       readyAfter: ready.status,
     };
   } finally {
@@ -113,12 +125,12 @@ console.log(
   `Soak: ${SECONDS} s, 16 connections, mixed load (60% reads, 10% sign-ins, 5% registrations, 25% bad)`,
 );
 console.log(
-  '| store | requests | 5xx | connection errors | p99 ms | RSS start MiB | RSS end MiB | /readyz after |',
+  '| store | requests | 5xx | connection errors | p99 ms | RSS MiB before | RSS MiB at ¼ → ½ → ¾ → end | peak | growth over the second half | /readyz after |',
 );
-console.log('|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   console.log(
-    `| ${r.store} | ${r.requests} | ${r.serverErrors} | ${r.connectionErrors} | ${r.p99} | ${r.rssStart} | ${r.rssEnd} | ${r.readyAfter} |`,
+    `| ${r.store} | ${r.requests} | ${r.serverErrors} | ${r.connectionErrors} | ${r.p99} | ${r.rssStart} | ${r.rssOverTime} | ${r.rssPeak} | ${r.secondHalfGrowth} MiB | ${r.readyAfter} |`,
   );
 }
 const failed = results.some((r) => r.serverErrors > 0 || r.connectionErrors > 0 || r.readyAfter !== 200);

@@ -31,6 +31,13 @@ export interface Config {
     statementTimeoutMs: number;
   };
   passwordHash: PasswordHashConfig;
+  /** libuv's threadpool, where argon2 runs (with Node's async fs, dns and crypto). */
+  threadpool: {
+    /** Threads: the hash slots plus spares, so a log write never waits behind hashes. */
+    size: number;
+    /** Nice value of the pool's threads (Linux): above 0, the event loop wins the CPU from hashes. */
+    nice: number;
+  };
   session: {
     /** Lifetime from sign-in. */
     absoluteTtlMs: number;
@@ -130,6 +137,17 @@ const IP_OR_CIDR =
   /^(\d{1,3}(\.\d{1,3}){3}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*)(\/\d{1,3})?$|^(loopback|linklocal|uniquelocal)$/;
 const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;
 
+/** Threads in the pool beyond the hash slots, for fs, dns and crypto work. */
+const SPARE_POOL_THREADS = 2;
+
+function threadpool(env: Env): Config['threadpool'] {
+  const hashes = integer(env, 'HASH_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64);
+  return {
+    size: integer(env, 'UV_THREADPOOL_SIZE', hashes + SPARE_POOL_THREADS, hashes + 1, 1024),
+    nice: integer(env, 'HASH_THREAD_NICE', 5, 0, 19),
+  };
+}
+
 /** Reads and validates every setting; throws ConfigError naming the first bad one. */
 export function loadConfig(env: Env = process.env): Config {
   return {
@@ -156,6 +174,7 @@ export function loadConfig(env: Env = process.env): Config {
       parallelism: integer(env, 'ARGON2_PARALLELISM', ARGON2_MINIMUM.parallelism, 1, 64),
       concurrency: integer(env, 'HASH_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64),
     },
+    threadpool: threadpool(env),
     session: {
       absoluteTtlMs: integer(env, 'SESSION_TTL_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600) * 1000,
       idleTtlMs: integer(env, 'SESSION_IDLE_SECONDS', 24 * 3600, 60, 365 * 24 * 3600) * 1000,

@@ -1,8 +1,10 @@
 // The process: configuration, then the app, then the port. A bad setting stops here, before listening.
 import cluster from 'node:cluster';
+import { flushCompileCache } from 'node:module';
 import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
+import { lowerThreadpoolPriority, sizeThreadpool } from './shared/threadpool.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -50,6 +52,9 @@ async function serve(config: Config): Promise<void> {
   // A worker's primary may disconnect it (primary shutting down): treat it as a SIGTERM.
   if (cluster.isWorker) cluster.worker?.on('disconnect', () => shutdown('disconnect'));
   await app.listen({ host: config.host, port: config.port });
+  await lowerThreadpoolPriority(config.threadpool.nice);
+  // Node writes the compile cache at exit; a process that is killed instead would never save it.
+  flushCompileCache();
 }
 
 /**
@@ -90,6 +95,7 @@ async function supervise(config: Config): Promise<void> {
 }
 
 const config = readConfig();
+sizeThreadpool(config.threadpool.size);
 if (config.workers > 1 && cluster.isPrimary) {
   supervise(config).catch((error: unknown) => fail('failed to start workers', error));
 } else {

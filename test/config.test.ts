@@ -145,6 +145,9 @@ describe('loadConfig refuses bad values with a ConfigError naming the setting', 
     ['WORKERS', '0'],
     ['WORKERS', 'many'],
     ['HOST', 'bad host'],
+    ['HASH_THREAD_NICE', '20'],
+    ['HASH_THREAD_NICE', '-5'],
+    ['UV_THREADPOOL_SIZE', '0'],
   ];
   for (const [setting, value] of cases) {
     test(`CONTRACT: ${setting}=${JSON.stringify(value)} is refused with a message starting with ${setting}`, () => {
@@ -158,6 +161,15 @@ describe('loadConfig refuses bad values with a ConfigError naming the setting', 
     assert.match(assertRejected({ LOG_LEVEL: 'loud' }, 'LOG_LEVEL').message, /info/);
     assert.match(assertRejected({ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL').message, /sqlite:.*postgres/);
     assert.match(assertRejected({ ARGON2_MEMORY_KIB: '1024' }, 'ARGON2_MEMORY_KIB').message, /19456/);
+  });
+
+  test('the libuv pool holds the hash slots plus two spares, and may not be smaller than slots + 1', () => {
+    assert.deepEqual(loadConfig({ HASH_CONCURRENCY: '3' }).threadpool, { size: 5, nice: 5 });
+    assert.equal(loadConfig({ HASH_CONCURRENCY: '3', UV_THREADPOOL_SIZE: '4' }).threadpool.size, 4);
+    assert.match(
+      assertRejected({ HASH_CONCURRENCY: '3', UV_THREADPOOL_SIZE: '3' }, 'UV_THREADPOOL_SIZE').message,
+      /from 4 to/,
+    );
   });
 
   test('CONTRACT: a bad DATABASE_URL message does not echo a password from the URL', () => {

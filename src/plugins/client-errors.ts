@@ -1,10 +1,13 @@
 // Requests Node's HTTP parser refuses before Fastify sees them (malformed framing, request
 // smuggling attempts, oversized headers, slow clients) answered in Usher's error shape, and logged
 // without the raw bytes Fastify's default handler would log (they hold cookies and tokens).
-import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { ErrorCode } from '../shared/errors.ts';
+
+// An ESM import of node:http evaluates every export it has, its HTTP client included: about
+// 30 ms of start-up for one table (docs/benchmarks.md).
+const { STATUS_CODES } = process.getBuiltinModule('node:http');
 
 const CLIENT_ERRORS: Record<string, { status: number; code: ErrorCode; message: string }> = {
   ERR_HTTP_REQUEST_TIMEOUT: {

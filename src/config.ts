@@ -140,8 +140,7 @@ const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;
 /** Threads in the pool beyond the hash slots, for fs, dns and crypto work. */
 const SPARE_POOL_THREADS = 2;
 
-function threadpool(env: Env): Config['threadpool'] {
-  const hashes = integer(env, 'HASH_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64);
+function threadpool(env: Env, hashes: number): Config['threadpool'] {
   return {
     size: integer(env, 'UV_THREADPOOL_SIZE', hashes + SPARE_POOL_THREADS, hashes + 1, 1024),
     nice: integer(env, 'HASH_THREAD_NICE', 5, 0, 19),
@@ -150,6 +149,7 @@ function threadpool(env: Env): Config['threadpool'] {
 
 /** Reads and validates every setting; throws ConfigError naming the first bad one. */
 export function loadConfig(env: Env = process.env): Config {
+  const hashes = integer(env, 'HASH_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64);
   return {
     host: host(env),
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -172,9 +172,9 @@ export function loadConfig(env: Env = process.env): Config {
       ),
       passes: integer(env, 'ARGON2_PASSES', ARGON2_MINIMUM.passes, ARGON2_MINIMUM.passes, 100),
       parallelism: integer(env, 'ARGON2_PARALLELISM', ARGON2_MINIMUM.parallelism, 1, 64),
-      concurrency: integer(env, 'HASH_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64),
+      concurrency: hashes,
     },
-    threadpool: threadpool(env),
+    threadpool: threadpool(env, hashes),
     session: {
       absoluteTtlMs: integer(env, 'SESSION_TTL_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600) * 1000,
       idleTtlMs: integer(env, 'SESSION_IDLE_SECONDS', 24 * 3600, 60, 365 * 24 * 3600) * 1000,

@@ -16,7 +16,7 @@ export function sizeThreadpool(threads: number): void {
 }
 
 /** The pool's threads in this process: their ids (Linux; none where /proc is missing). */
-export function threadpoolThreads(): number[] {
+function threadpoolThreads(): number[] {
   try {
     return readdirSync('/proc/self/task')
       .filter((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === POOL_THREAD_NAME)

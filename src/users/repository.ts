@@ -115,13 +115,13 @@ export class UsersRepository {
     const query = this.#db.selectFrom('users').select(USER_COLUMNS);
     const [rows, total] = await Promise.all([
       paged(query, paging, SORT_COLUMNS[paging.sort]).execute(),
-      this.count(),
+      this.#count(),
     ]);
     return { users: rows.map(toUser), total };
   }
 
   /** The number of users, from the per-range counts rather than a scan of the table. */
-  async count(): Promise<number> {
+  async #count(): Promise<number> {
     const row = await this.#db
       .selectFrom('user_counts')
       .select((eb) => eb.fn.sum<bigint | string | number | null>('users').as('n'))

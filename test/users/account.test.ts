@@ -69,6 +69,21 @@ describeEachStore('PUT and DELETE /api/users/{id}', (store) => {
     assert.equal(res.json().error, code, what);
   }
 
+  /** PUT and DELETE of `id` by `me` both answer 404 USER_NOT_FOUND. */
+  async function assertPutAndDeleteNotFound(
+    t: TestApp,
+    me: { email: string; name: string; token: string },
+    id: string,
+  ) {
+    assertError(
+      await put(t, id, { email: me.email, name: me.name }, me.token),
+      404,
+      'USER_NOT_FOUND',
+      `PUT ${id}`,
+    );
+    assertError(await del(t, id, me.token), 404, 'USER_NOT_FOUND', `DELETE ${id}`);
+  }
+
   /** The user as GET /api/users/{id} shows it. */
   async function stored(t: TestApp, id: bigint) {
     const res = await send(t, 'GET', `/api/users/${id}`);
@@ -118,13 +133,7 @@ describeEachStore('PUT and DELETE /api/users/{id}', (store) => {
       const t = p.app();
       const me = await account(t);
       for (const id of ['abc', '0', '-1', '1.5', '1e3', '0x10', `0${me.id}`, '%20', '-']) {
-        assertError(
-          await put(t, id, { email: me.email, name: me.name }, me.token),
-          404,
-          'USER_NOT_FOUND',
-          `PUT ${id}`,
-        );
-        assertError(await del(t, id, me.token), 404, 'USER_NOT_FOUND', `DELETE ${id}`);
+        await assertPutAndDeleteNotFound(t, me, id);
       }
       assert.equal(
         (await send(t, 'GET', `/api/users/${me.id}`)).statusCode,
@@ -137,13 +146,7 @@ describeEachStore('PUT and DELETE /api/users/{id}', (store) => {
       const t = p.app();
       const me = await account(t);
       for (const id of ['9223372036854775808', '9999999999999999999']) {
-        assertError(
-          await put(t, id, { email: me.email, name: me.name }, me.token),
-          404,
-          'USER_NOT_FOUND',
-          `PUT ${id}`,
-        );
-        assertError(await del(t, id, me.token), 404, 'USER_NOT_FOUND', `DELETE ${id}`);
+        await assertPutAndDeleteNotFound(t, me, id);
       }
     });
 

@@ -80,7 +80,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     bodyLimit: BODY_LIMIT_BYTES,
     // Node's parser refuses larger header blocks (431) and ambiguous framing (smuggling) itself.
     // headersTimeout is only checked every connectionsCheckingInterval (30 s by default).
-    http: { maxHeaderSize: 16 * 1024, connectionsCheckingInterval: 1000 },
+    // requireHostHeader: Node would answer a missing Host with a bare 400 (no JSON, no headers,
+    // no log line); the onRequest hook below answers it in Usher's shape instead.
+    http: { maxHeaderSize: 16 * 1024, connectionsCheckingInterval: 1000, requireHostHeader: false },
     clientErrorHandler,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
@@ -112,6 +114,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // Until the schema is in place every route that needs the database is a 503, not a 500.
   // Callback style: on every request, so no promise is allocated for the common case.
   app.addHook('onRequest', (request, _reply, done) => {
+    if (!request.headers.host && request.raw.httpVersion !== '1.0') {
+      done(new AppError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header.'));
+      return;
+    }
     if (!schema.ready && request.routeOptions.config.usesDatabase !== false) {
       done(new AppError('UNAVAILABLE', 'The database is not ready yet; try again shortly.'));
       return;

@@ -15,6 +15,8 @@ export interface PasswordHashConfig {
   parallelism: number;
   /** How many hashes may run at once; the rest queue, so hashing never starves the libuv pool. */
   concurrency: number;
+  /** How many hashes may wait for a slot; beyond that a request is refused at once (503). */
+  queueLimit: number;
 }
 
 export interface Config {
@@ -51,6 +53,8 @@ export interface Config {
     perAccountAddress: number;
     perAccount: number;
     perAddress: number;
+    concurrentPerAccount: number;
+    concurrentPerAddress: number;
   };
   /** Proxies whose X-Forwarded-For / -Proto are believed (addresses or CIDR ranges); none by default. */
   trustProxy: string[];
@@ -173,6 +177,7 @@ export function loadConfig(env: Env = process.env): Config {
       passes: integer(env, 'ARGON2_PASSES', ARGON2_MINIMUM.passes, ARGON2_MINIMUM.passes, 100),
       parallelism: integer(env, 'ARGON2_PARALLELISM', ARGON2_MINIMUM.parallelism, 1, 64),
       concurrency: hashes,
+      queueLimit: integer(env, 'HASH_QUEUE_LIMIT', 128, 1, 100_000),
     },
     threadpool: threadpool(env, hashes),
     session: {
@@ -185,6 +190,8 @@ export function loadConfig(env: Env = process.env): Config {
       perAccountAddress: integer(env, 'SIGNIN_MAX_FAILURES_PER_ACCOUNT_ADDRESS', 10, 1, 1_000_000),
       perAccount: integer(env, 'SIGNIN_MAX_FAILURES_PER_ACCOUNT', 100, 1, 1_000_000),
       perAddress: integer(env, 'SIGNIN_MAX_FAILURES_PER_ADDRESS', 100, 1, 1_000_000),
+      concurrentPerAccount: integer(env, 'SIGNIN_MAX_CONCURRENT_PER_ACCOUNT', 4, 1, 10_000),
+      concurrentPerAddress: integer(env, 'SIGNIN_MAX_CONCURRENT_PER_ADDRESS', 8, 1, 10_000),
     },
     trustProxy: list(
       env,

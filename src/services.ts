@@ -5,7 +5,7 @@ import { AuthService } from './auth/service.ts';
 import { SessionService } from './auth/sessions.ts';
 import { SessionsRepository } from './auth/sessions-repository.ts';
 import { SigninThrottle } from './auth/throttle.ts';
-import { SigninFailuresRepository } from './auth/throttle-repository.ts';
+import { SigninAttemptsRepository } from './auth/throttle-repository.ts';
 import { CatalogRepository } from './catalog/repository.ts';
 import { CatalogService } from './catalog/service.ts';
 import type { Config } from './config.ts';
@@ -27,12 +27,15 @@ export interface Services {
 export function createServices(config: Config, database: Database): Services {
   const hasher = new PasswordHasher(config.passwordHash);
   const usersRepository = new UsersRepository(database.db);
-  const sessions = new SessionService(new SessionsRepository(database.db), config.session);
-  const throttle = new SigninThrottle(new SigninFailuresRepository(database.db), config.throttle);
+  const sessions = new SessionService(
+    new SessionsRepository(database.db, { rowLocks: database.dialect === 'postgres' }),
+    config.session,
+  );
+  const throttle = new SigninThrottle(new SigninAttemptsRepository(database.db), config.throttle);
   return {
     hasher,
     users: new UsersService(usersRepository, hasher, sessions),
-    auth: new AuthService(usersRepository, hasher, throttle),
+    auth: new AuthService(usersRepository, hasher, throttle, sessions),
     sessions,
     throttle,
     catalog: new CatalogService(new CatalogRepository(database.db)),

@@ -1,7 +1,8 @@
 import { argon2, randomBytes, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { PasswordHashConfig } from '../config.ts';
-import { Semaphore } from '../shared/semaphore.ts';
+import { AppError } from '../shared/errors.ts';
+import { QueueFullError, Semaphore } from '../shared/semaphore.ts';
 
 const argon2Async = promisify(argon2);
 
@@ -31,6 +32,23 @@ function parse(phc: string): ParsedHash | undefined {
 
 const b64 = (buffer: Buffer) => buffer.toString('base64').replace(/=+$/, '');
 
+/**
+ * The longest password accepted as input, in UTF-16 code units, checked before anything else
+ * looks at it: NFKC can grow a string 18-fold (U+FDFA), so normalising a megabyte would hold the
+ * event loop for seconds. 4096 units is far above the 1024 code points a password may have.
+ */
+export const PASSWORD_INPUT_MAX = 4096;
+
+/** The hash queue is full: the request is answered 503 with Retry-After instead of waiting. */
+export class HashOverloadedError extends AppError {
+  constructor(retryAfterSeconds: number) {
+    super('UNAVAILABLE', 'The server is too busy to check passwords right now; try again shortly.', 503, {
+      'retry-after': String(retryAfterSeconds),
+    });
+    this.name = 'HashOverloadedError';
+  }
+}
+
 /** Compatibility form so that visually identical passwords (NFC and NFD, full-width digits) match. */
 export function normalizePassword(password: string): string {
   return password.normalize('NFKC');
@@ -40,33 +58,46 @@ export type HashTimer = (seconds: number) => void;
 
 /**
  * argon2id on the libuv threadpool. A semaphore bounds how many run at once so a sign-in storm
- * queues here instead of filling the threadpool that file and DNS work also need.
+ * queues here instead of filling the threadpool that file and DNS work also need, and bounds the
+ * queue, so a flood is refused at once (HashOverloadedError) instead of growing memory and latency.
  */
 export class PasswordHasher {
   readonly #params: PasswordHashConfig;
   readonly #gate: Semaphore;
   #dummy: Promise<string> | undefined;
+  /** Recent seconds per hash, for the Retry-After of a refusal. */
+  #typicalSeconds = 0.05;
   onHash: HashTimer | undefined;
 
   constructor(params: PasswordHashConfig) {
     this.#params = params;
-    this.#gate = new Semaphore(params.concurrency);
+    this.#gate = new Semaphore(params.concurrency, params.queueLimit);
   }
 
   async #derive(password: string, salt: Buffer, memoryKiB: number, passes: number, parallelism: number) {
-    return this.#gate.run(async () => {
-      const started = process.hrtime.bigint();
-      const tag = await argon2Async('argon2id', {
-        message: normalizePassword(password),
-        nonce: salt,
-        memory: memoryKiB,
-        passes,
-        parallelism,
-        tagLength: TAG_BYTES,
-      });
-      this.onHash?.(Number(process.hrtime.bigint() - started) / 1e9);
-      return tag;
+    try {
+      return await this.#gate.run(() => this.#timed(password, salt, memoryKiB, passes, parallelism));
+    } catch (error) {
+      if (!(error instanceof QueueFullError)) throw error;
+      const drainSeconds = (this.#gate.waiting * this.#typicalSeconds) / this.#params.concurrency;
+      throw new HashOverloadedError(Math.max(1, Math.ceil(drainSeconds)));
+    }
+  }
+
+  async #timed(password: string, salt: Buffer, memoryKiB: number, passes: number, parallelism: number) {
+    const started = process.hrtime.bigint();
+    const tag = await argon2Async('argon2id', {
+      message: normalizePassword(password),
+      nonce: salt,
+      memory: memoryKiB,
+      passes,
+      parallelism,
+      tagLength: TAG_BYTES,
     });
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    this.#typicalSeconds = this.#typicalSeconds * 0.9 + seconds * 0.1;
+    this.onHash?.(seconds);
+    return tag;
   }
 
   /** A PHC string: $argon2id$v=19$m=…,t=…,p=…$salt$hash. */

@@ -40,9 +40,10 @@ export function authRoutes(
   const renderError: ErrorRenderer = (f, request) => {
     // Attempts the handler never saw (unreadable bodies, outages) are counted and logged here.
     if (f.statusCode !== 401 && f.statusCode !== 429) {
-      metrics.signin('invalid');
+      const outcome = f.statusCode >= 500 ? 'unavailable' : 'invalid';
+      metrics.signin(outcome);
       request.log.info(
-        { event: 'signin', outcome: 'invalid', status: f.statusCode, address: request.ip },
+        { event: 'signin', outcome, status: f.statusCode, address: request.ip },
         'sign-in attempt',
       );
     }
@@ -86,7 +87,7 @@ export function authRoutes(
       }
       // The documented body is unchanged; the session rides in the cookie (or is read back as a
       // Bearer token by clients that cannot keep cookies).
-      guard.setCookie(request, reply, await sessions.start(outcome.user.id));
+      guard.setCookie(request, reply, outcome.token);
       return profile.signinSuccess(outcome.user);
     },
   );

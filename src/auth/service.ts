@@ -1,51 +1,96 @@
 import type { UsersRepository } from '../users/repository.ts';
+import { EMAIL_MAX } from '../users/rules.ts';
 import { emailKey, type User } from '../users/user.ts';
-import type { PasswordHasher } from './passwords.ts';
-import type { SigninThrottle } from './throttle.ts';
+import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from './passwords.ts';
+import type { SessionService } from './sessions.ts';
+import type { Attempt, SigninThrottle } from './throttle.ts';
 
 export type SigninOutcome =
-  | { ok: true; user: User }
+  | { ok: true; user: User; token: string }
   | { ok: false; reason: 'credentials'; userId: bigint | undefined }
   | { ok: false; reason: 'throttled'; retryAfterSeconds: number };
+
+/** No account can have this email or password: registration refuses them. */
+function impossibleCredentials(email: string, key: string, password: string): boolean {
+  return (
+    password.length > PASSWORD_INPUT_MAX ||
+    email.length > EMAIL_MAX * 4 ||
+    [...key].length > EMAIL_MAX ||
+    // PostgreSQL cannot even compare text holding U+0000, and registration refuses it.
+    key.includes('\u0000')
+  );
+}
 
 export class AuthService {
   readonly #users: UsersRepository;
   readonly #hasher: PasswordHasher;
   readonly #throttle: SigninThrottle;
+  readonly #sessions: SessionService;
 
-  constructor(users: UsersRepository, hasher: PasswordHasher, throttle: SigninThrottle) {
+  constructor(
+    users: UsersRepository,
+    hasher: PasswordHasher,
+    throttle: SigninThrottle,
+    sessions: SessionService,
+  ) {
     this.#users = users;
     this.#hasher = hasher;
     this.#throttle = throttle;
+    this.#sessions = sessions;
   }
 
   /**
-   * Checks an email and password from a client address. Throttled attempts are refused before any
-   * hashing, the right password included. An unknown email costs one dummy hash, the same work as
-   * a wrong password, so neither the answer nor its timing tells whether the account exists.
+   * Checks an email and password from a client address and starts a session for them.
+   *
+   * Cheap checks first: credentials no account can have fail at once, touching neither the store
+   * nor the hasher (their timing tells nothing: no account has them). Then the attempt is
+   * reserved and counted in one step before any hashing, so simultaneous guesses are held to the
+   * limit; throttled attempts are refused, the right password included. An unknown email costs
+   * one dummy hash, the same work as a wrong password, so neither the answer nor its timing tells
+   * whether the account exists. A session starts only if the verified hash is still the user's.
    */
   async signIn(email: string, password: string, address: string): Promise<SigninOutcome> {
-    // No registered email holds U+0000 (registration refuses it), and PostgreSQL cannot even
-    // compare it: such an email is an unknown account, counted under a storable key.
-    const unstorable = email.includes('\u0000');
-    const key = unstorable ? emailKey(email).replaceAll('\u0000', '\ufffd') : emailKey(email);
-    const verdict = await this.#throttle.check(key, address);
+    const key = email.length > EMAIL_MAX * 4 ? '' : emailKey(email);
+    if (impossibleCredentials(email, key, password))
+      return { ok: false, reason: 'credentials', userId: undefined };
+
+    const verdict = await this.#throttle.begin(key, address);
     if (!verdict.allowed)
       return { ok: false, reason: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds };
+    try {
+      return await this.#judge(key, password, verdict.attempt);
+    } catch (error) {
+      // Too busy to hash: the attempt was never judged, so it is not held against anyone.
+      if (error instanceof HashOverloadedError) await verdict.attempt.abandoned();
+      throw error;
+    }
+  }
 
-    const found = key === '' || unstorable ? undefined : await this.#users.findCredentials(key);
+  async #judge(key: string, password: string, attempt: Attempt): Promise<SigninOutcome> {
+    const found = key === '' ? undefined : await this.#users.findCredentials(key);
     const verified = found
       ? await this.#hasher.verify(password, found.passwordHash)
       : await this.#hasher.verifyDummy(password);
-    if (!found || !verified) {
-      await this.#throttle.recordFailure(key, address);
+    // The hash was read before this request waited for a hashing slot: the password may have
+    // changed, or the account gone, since. The session is only created against the same hash.
+    const token =
+      found && verified ? await this.#sessions.startIfHash(found.user.id, found.passwordHash) : undefined;
+    if (!found || token === undefined) {
+      await attempt.failed();
       return { ok: false, reason: 'credentials', userId: found?.user.id };
     }
-    await this.#throttle.recordSuccess(key, address);
-    if (this.#hasher.needsRehash(found.passwordHash)) {
-      const upgraded = await this.#hasher.hash(password);
-      await this.#users.replacePasswordHash(found.user.id, found.passwordHash, upgraded);
+    await attempt.succeeded();
+    if (this.#hasher.needsRehash(found.passwordHash))
+      await this.#rehash(found.user.id, found.passwordHash, password);
+    return { ok: true, user: found.user, token };
+  }
+
+  /** Upgrades a hash made with old parameters; when the hasher is too busy, the next sign-in will. */
+  async #rehash(userId: bigint, current: string, password: string): Promise<void> {
+    try {
+      await this.#users.replacePasswordHash(userId, current, await this.#hasher.hash(password));
+    } catch (error) {
+      if (!(error instanceof HashOverloadedError)) throw error;
     }
-    return { ok: true, user: found.user };
   }
 }

@@ -8,23 +8,45 @@ export interface SessionRecord {
   expiresAt: Date;
 }
 
+export interface SessionsRepositoryOptions {
+  /** PostgreSQL: lock the user row while a session is created against its hash (SQLite locks the file). */
+  rowLocks: boolean;
+}
+
 export class SessionsRepository {
   readonly #db: Kysely<Tables>;
-  constructor(db: Kysely<Tables>) {
+  readonly #rowLocks: boolean;
+  constructor(db: Kysely<Tables>, options: SessionsRepositoryOptions) {
     this.#db = db;
+    this.#rowLocks = options.rowLocks;
   }
 
   async insert(tokenHash: string, userId: bigint, now: Date, expiresAt: Date): Promise<void> {
-    await this.#db
-      .insertInto('sessions')
-      .values({
-        token_hash: tokenHash,
-        user_id: userId,
-        created_at: now.toISOString(),
-        last_seen_at: now.toISOString(),
-        expires_at: expiresAt.toISOString(),
-      })
-      .execute();
+    await insertSession(this.#db, tokenHash, userId, now, expiresAt);
+  }
+
+  /**
+   * Inserts the session only while the user still has `passwordHash`, in one transaction. On
+   * PostgreSQL the user row is share-locked, so a password change either committed before (and
+   * the session is not created) or waits until after (and its revocation ends this session).
+   */
+  async insertIfPasswordHash(
+    tokenHash: string,
+    userId: bigint,
+    passwordHash: string,
+    now: Date,
+    expiresAt: Date,
+  ): Promise<boolean> {
+    return this.#db.transaction().execute(async (trx) => {
+      const check = trx
+        .selectFrom('users')
+        .select('id')
+        .where('id', '=', userId)
+        .where('password_hash', '=', passwordHash);
+      if (!(await (this.#rowLocks ? check.forShare() : check).executeTakeFirst())) return false;
+      await insertSession(trx, tokenHash, userId, now, expiresAt);
+      return true;
+    });
   }
 
   async find(tokenHash: string): Promise<SessionRecord | undefined> {
@@ -75,4 +97,23 @@ export class SessionsRepository {
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
+}
+
+async function insertSession(
+  db: Kysely<Tables>,
+  tokenHash: string,
+  userId: bigint,
+  now: Date,
+  expiresAt: Date,
+): Promise<void> {
+  await db
+    .insertInto('sessions')
+    .values({
+      token_hash: tokenHash,
+      user_id: userId,
+      created_at: now.toISOString(),
+      last_seen_at: now.toISOString(),
+      expires_at: expiresAt.toISOString(),
+    })
+    .execute();
 }

@@ -44,13 +44,29 @@ export class SessionService {
   async start(userId: bigint): Promise<string> {
     const token = newToken();
     const now = new Date();
-    await this.#sessions.insert(
+    await this.#sessions.insert(hashToken(token), userId, now, this.#expiry(now));
+    return token;
+  }
+
+  /**
+   * A session for a user whose password was just verified against `passwordHash`, created only
+   * if that is still their hash (not changed, not deleted meanwhile); undefined otherwise.
+   */
+  async startIfHash(userId: bigint, passwordHash: string): Promise<string | undefined> {
+    const token = newToken();
+    const now = new Date();
+    const started = await this.#sessions.insertIfPasswordHash(
       hashToken(token),
       userId,
+      passwordHash,
       now,
-      new Date(now.getTime() + this.#policy.absoluteTtlMs),
+      this.#expiry(now),
     );
-    return token;
+    return started ? token : undefined;
+  }
+
+  #expiry(now: Date): Date {
+    return new Date(now.getTime() + this.#policy.absoluteTtlMs);
   }
 
   async resolve(token: string): Promise<ActiveSession | undefined> {

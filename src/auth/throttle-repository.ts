@@ -1,58 +1,119 @@
-import type { Kysely } from 'kysely';
+import type { Expression, Kysely, SqlBool } from 'kysely';
 import type { Tables } from '../db/schema.ts';
 
-export interface FailureScope {
-  accountKey?: string;
-  address?: string;
+/** What one reservation sees: its scopes' attempts in the window (its own included), and those in flight. */
+export interface AttemptCounts {
+  /** This account from this address. */
+  pair: number;
+  account: number;
+  accountInFlight: number;
+  address: number;
+  addressInFlight: number;
 }
 
-export class SigninFailuresRepository {
+export type AttemptScope = { accountDigest: string; address?: string } | { address: string };
+
+const asNumber = (value: unknown) => Number(value ?? 0);
+
+export class SigninAttemptsRepository {
   readonly #db: Kysely<Tables>;
   constructor(db: Kysely<Tables>) {
     this.#db = db;
   }
 
-  async record(accountKey: string, address: string, at: number): Promise<void> {
-    await this.#db
-      .insertInto('signin_failures')
-      .values({ account_key: accountKey, address, failed_at: at })
-      .execute();
+  /** Records an attempt in flight until `pendingUntil`; resolves its id. */
+  async reserve(accountDigest: string, address: string, at: number, pendingUntil: number): Promise<bigint> {
+    const row = await this.#db
+      .insertInto('signin_attempts')
+      .values({ account_digest: accountDigest, address, at, pending_until: pendingUntil })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return BigInt(row.id);
   }
 
   /**
-   * How many failures in `scope` since `since`, and when the `limit`-th newest happened (the
-   * moment the count will drop below the limit is that plus the window).
+   * One read of every count the throttle needs. It runs after the reservation committed, so of N
+   * simultaneous attempts the k-th to commit sees at least k: at most `limit` of them pass, on one
+   * instance or many. The rows it reads are bounded by the limits themselves, since an attempt
+   * that is refused removes its reservation.
    */
-  async countSince(
-    scope: FailureScope,
-    since: number,
-    limit: number,
-  ): Promise<{ count: number; limitthAt?: number }> {
-    let query = this.#db.selectFrom('signin_failures').where('failed_at', '>', since);
-    if (scope.accountKey !== undefined) query = query.where('account_key', '=', scope.accountKey);
-    if (scope.address !== undefined) query = query.where('address', '=', scope.address);
-    // Reading at most `limit` rows bounds the work however many failures pile up.
-    const rows = await query.select('failed_at').orderBy('failed_at', 'desc').limit(limit).execute();
+  async counts(accountDigest: string, address: string, since: number, now: number): Promise<AttemptCounts> {
+    const row = await this.#db
+      .selectFrom('signin_attempts')
+      .select((eb) => {
+        const count = (condition: Expression<SqlBool>) =>
+          eb.fn.sum<number | string | bigint>(eb.case().when(condition).then(1).else(0).end());
+        const ofAccount = eb('account_digest', '=', accountDigest);
+        const ofAddress = eb('address', '=', address);
+        const inFlight = eb('pending_until', '>', now);
+        return [
+          count(eb.and([ofAccount, ofAddress])).as('pair'),
+          count(eb.and([ofAccount])).as('account'),
+          count(eb.and([ofAccount, inFlight])).as('account_in_flight'),
+          count(eb.and([ofAddress])).as('address'),
+          count(eb.and([ofAddress, inFlight])).as('address_in_flight'),
+        ];
+      })
+      .where((eb) =>
+        eb.and([
+          eb.or([eb('account_digest', '=', accountDigest), eb('address', '=', address)]),
+          eb('at', '>', since),
+        ]),
+      )
+      .executeTakeFirst();
     return {
-      count: rows.length,
-      limitthAt: rows.length >= limit ? Number(rows[limit - 1]!.failed_at) : undefined,
+      pair: asNumber(row?.pair),
+      account: asNumber(row?.account),
+      accountInFlight: asNumber(row?.account_in_flight),
+      address: asNumber(row?.address),
+      addressInFlight: asNumber(row?.address_in_flight),
     };
   }
 
-  /** A successful sign-in forgives that account's failures from that address. */
-  async clear(accountKey: string, address: string): Promise<void> {
-    await this.#db
-      .deleteFrom('signin_failures')
-      .where('account_key', '=', accountKey)
-      .where('address', '=', address)
-      .execute();
+  /**
+   * When the `nth` newest attempt in `scope` since `since` began (undefined when there are fewer):
+   * the count drops below `nth` one window after it.
+   */
+  async nthNewest(
+    scope: AttemptScope,
+    since: number,
+    nth: number,
+    exceptId: bigint,
+  ): Promise<number | undefined> {
+    let query = this.#db
+      .selectFrom('signin_attempts')
+      .select('at')
+      .where('at', '>', since)
+      .where('id', '!=', exceptId);
+    if ('accountDigest' in scope) query = query.where('account_digest', '=', scope.accountDigest);
+    if (scope.address !== undefined) query = query.where('address', '=', scope.address);
+    const row = await query
+      .orderBy('at', 'desc')
+      .offset(nth - 1)
+      .limit(1)
+      .executeTakeFirst();
+    return row && Number(row.at);
+  }
+
+  /** The attempt failed: it stays, counted, no longer in flight. */
+  async settle(id: bigint): Promise<void> {
+    await this.#db.updateTable('signin_attempts').set({ pending_until: null }).where('id', '=', id).execute();
+  }
+
+  /** The attempt is not counted at all (refused before any hashing). */
+  async remove(id: bigint): Promise<void> {
+    await this.#db.deleteFrom('signin_attempts').where('id', '=', id).execute();
+  }
+
+  /** A success forgives that account's attempts from that address; without `address`, from everywhere. */
+  async clear(accountDigest: string, address?: string): Promise<void> {
+    let query = this.#db.deleteFrom('signin_attempts').where('account_digest', '=', accountDigest);
+    if (address !== undefined) query = query.where('address', '=', address);
+    await query.execute();
   }
 
   async deleteBefore(before: number): Promise<number> {
-    const result = await this.#db
-      .deleteFrom('signin_failures')
-      .where('failed_at', '<=', before)
-      .executeTakeFirst();
+    const result = await this.#db.deleteFrom('signin_attempts').where('at', '<=', before).executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 }

@@ -1,4 +1,5 @@
-import type { SigninFailuresRepository } from './throttle-repository.ts';
+import { createHash } from 'node:crypto';
+import type { SigninAttemptsRepository } from './throttle-repository.ts';
 
 export interface ThrottlePolicy {
   windowMs: number;
@@ -8,52 +9,97 @@ export interface ThrottlePolicy {
   perAccount: number;
   /** Failures from one address across all accounts. */
   perAddress: number;
+  /** Sign-ins for one account in flight (being hashed) at once, from anywhere. */
+  concurrentPerAccount: number;
+  /** Sign-ins from one address in flight at once, across accounts. */
+  concurrentPerAddress: number;
 }
 
-export type ThrottleVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+/** An attempt that passed the throttle; exactly one of its methods is called when it is over. */
+export interface Attempt {
+  /** Wrong credentials: it stays counted. */
+  failed(): Promise<void>;
+  /** Right credentials: that account's count from that address starts again. */
+  succeeded(): Promise<void>;
+  /** Never judged (the server was too busy to hash): it is not counted. */
+  abandoned(): Promise<void>;
+}
+
+export type ThrottleVerdict =
+  | { allowed: true; attempt: Attempt }
+  | { allowed: false; retryAfterSeconds: number };
 
 /**
- * Sign-in throttling (CONTRACT "Sign-in throttling"): sliding windows over failures stored in the
- * shared database. The account key is the normalised email whether or not an account has it, so
- * a throttled answer is the same for real and unknown emails.
+ * How long an attempt counts as in flight. Far longer than any hash with its queue, it only
+ * matters when a process dies mid-attempt: its reservation then turns into a counted failure.
+ */
+const IN_FLIGHT_LEASE_MS = 60_000;
+
+/** The account as stored: a fixed-size digest, whatever length of email the client sent. */
+export function accountDigest(accountKey: string): string {
+  return createHash('sha256').update(accountKey).digest('hex');
+}
+
+/**
+ * Sign-in throttling (CONTRACT "Sign-in throttling") over attempts stored in the shared database.
+ * An attempt is reserved before any hashing and counted in the same step, so a burst of
+ * simultaneous guesses is held to the limit like guesses one after another. The account key is
+ * the normalised email whether or not an account has it, so a throttled answer is the same for
+ * real and unknown emails.
  */
 export class SigninThrottle {
-  readonly #failures: SigninFailuresRepository;
+  readonly #attempts: SigninAttemptsRepository;
   readonly #policy: ThrottlePolicy;
+  readonly #now: () => number;
 
-  constructor(failures: SigninFailuresRepository, policy: ThrottlePolicy) {
-    this.#failures = failures;
+  constructor(attempts: SigninAttemptsRepository, policy: ThrottlePolicy, now: () => number = Date.now) {
+    this.#attempts = attempts;
     this.#policy = policy;
+    this.#now = now;
   }
 
-  async check(accountKey: string, address: string, now = Date.now()): Promise<ThrottleVerdict> {
-    const since = now - this.#policy.windowMs;
-    const scopes = [
-      { scope: { accountKey, address }, limit: this.#policy.perAccountAddress },
-      { scope: { accountKey }, limit: this.#policy.perAccount },
-      { scope: { address }, limit: this.#policy.perAddress },
-    ];
-    const counts = await Promise.all(
-      scopes.map(({ scope, limit }) => this.#failures.countSince(scope, since, limit)),
-    );
-    let freeAt = 0;
-    for (const { limitthAt } of counts) {
-      if (limitthAt !== undefined) freeAt = Math.max(freeAt, limitthAt + this.#policy.windowMs);
+  async begin(accountKey: string, address: string): Promise<ThrottleVerdict> {
+    const policy = this.#policy;
+    const now = this.#now();
+    const since = now - policy.windowMs;
+    const digest = accountDigest(accountKey);
+    const id = await this.#attempts.reserve(digest, address, now, now + IN_FLIGHT_LEASE_MS);
+    const counts = await this.#attempts.counts(digest, address, since, now);
+
+    // Each count includes this attempt: it may go ahead when it is within every limit.
+    const over = [
+      counts.pair > policy.perAccountAddress && {
+        scope: { accountDigest: digest, address },
+        limit: policy.perAccountAddress,
+      },
+      counts.account > policy.perAccount && { scope: { accountDigest: digest }, limit: policy.perAccount },
+      counts.address > policy.perAddress && { scope: { address }, limit: policy.perAddress },
+    ].filter((x) => x !== false);
+    const busy =
+      counts.accountInFlight > policy.concurrentPerAccount ||
+      counts.addressInFlight > policy.concurrentPerAddress;
+    if (over.length === 0 && !busy) return { allowed: true, attempt: this.#attempt(id, digest, address) };
+
+    // Refused attempts are not counted: waiting out the window must be enough.
+    await this.#attempts.remove(id);
+    let freeAt = now + 1000; // in-flight attempts finish within seconds
+    for (const { scope, limit } of over) {
+      const limitth = await this.#attempts.nthNewest(scope, since, limit, id);
+      if (limitth !== undefined) freeAt = Math.max(freeAt, limitth + policy.windowMs);
     }
-    if (freeAt === 0) return { allowed: true };
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - now) / 1000)) };
   }
 
-  recordFailure(accountKey: string, address: string, now = Date.now()): Promise<void> {
-    return this.#failures.record(accountKey, address, now);
+  #attempt(id: bigint, digest: string, address: string): Attempt {
+    return {
+      failed: () => this.#attempts.settle(id),
+      succeeded: () => this.#attempts.clear(digest, address),
+      abandoned: () => this.#attempts.remove(id),
+    };
   }
 
-  recordSuccess(accountKey: string, address: string): Promise<void> {
-    return this.#failures.clear(accountKey, address);
-  }
-
-  /** Drops failures older than the window; run in the background, never by a request. */
-  purgeExpired(now = Date.now()): Promise<number> {
-    return this.#failures.deleteBefore(now - this.#policy.windowMs);
+  /** Drops attempts older than the window; run in the background, never by a request. */
+  purgeExpired(now = this.#now()): Promise<number> {
+    return this.#attempts.deleteBefore(now - this.#policy.windowMs);
   }
 }

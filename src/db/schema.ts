@@ -46,12 +46,17 @@ export interface ReviewsTable {
   updated_at: Timestamp;
 }
 
-export interface SigninFailuresTable {
+type EpochMs = ColumnType<bigint | string | number, number, number>;
+
+export interface SigninAttemptsTable {
   id: GeneratedInt8;
-  /** The email key tried (whether or not such an account exists). */
-  account_key: string;
+  /** SHA-256 (hex) of the email key tried, whether or not such an account exists. */
+  account_digest: string;
   address: string;
-  failed_at: ColumnType<bigint | string | number, number, number>;
+  /** When the attempt began, epoch ms. */
+  at: EpochMs;
+  /** Epoch ms until which the attempt counts as in flight; null once settled as a failure. */
+  pending_until: ColumnType<bigint | string | number | null, number | null, number | null>;
 }
 
 /**
@@ -73,5 +78,5 @@ export interface Tables {
   sessions: SessionsTable;
   products: ProductsTable;
   reviews: ReviewsTable;
-  signin_failures: SigninFailuresTable;
+  signin_attempts: SigninAttemptsTable;
 }

@@ -3,7 +3,15 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import { type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type SqliteDatabase,
+  SqliteDialect,
+  SqliteDriver,
+  type SqliteStatement,
+} from 'kysely';
 
 const STATEMENT_CACHE_SIZE = 200;
 
@@ -50,6 +58,42 @@ export function openSqlite(path: string): SqliteDatabase {
   };
 }
 
+/**
+ * Kysely's SqliteDriver hands its one connection to every caller at once. Harmless for single
+ * statements (node:sqlite runs each synchronously), but while a transaction is open another
+ * request's statement would run inside it, and be rolled back with it. This driver lends the
+ * connection to one holder at a time: a transaction holds it from BEGIN to COMMIT.
+ */
+class LockingSqliteDriver extends SqliteDriver {
+  #held = false;
+  readonly #waiting: Array<() => void> = [];
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    if (this.#held) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    else this.#held = true;
+    return super.acquireConnection();
+  }
+
+  override async releaseConnection(): Promise<void> {
+    const next = this.#waiting.shift();
+    // The lock passes straight to the next waiter, so it is never free while someone waits.
+    if (next) next();
+    else this.#held = false;
+  }
+
+  // IMMEDIATE takes the write lock at BEGIN. A deferred transaction that reads and then writes
+  // fails at once with SQLITE_BUSY when another process wrote in between (busy_timeout does not
+  // apply to that upgrade), which several instances on one file would hit.
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
 export function createSqliteDialect(path: string): SqliteDialect {
-  return new SqliteDialect({ database: async () => openSqlite(path) });
+  const config = { database: async () => openSqlite(path) };
+  return new (class extends SqliteDialect {
+    override createDriver(): Driver {
+      return new LockingSqliteDriver(config);
+    }
+  })(config);
 }

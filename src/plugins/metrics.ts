@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import type { Database } from '../db/database.ts';
 import type { App } from '../shared/fastify.ts';
 
-export type SigninOutcomeLabel = 'success' | 'failure' | 'throttled' | 'invalid';
+export type SigninOutcomeLabel = 'success' | 'failure' | 'throttled' | 'invalid' | 'unavailable';
 
 export interface Metrics {
   readonly registry: Registry;

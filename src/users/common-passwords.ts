@@ -15,6 +15,7 @@ function commonPasswords(): Promise<ReadonlySet<string>> {
   return loaded;
 }
 
+/** Compared trimmed, NFKC-normalised and case-folded, so " Password1" is as common as "password1". */
 export async function isCommonPassword(password: string): Promise<boolean> {
-  return (await commonPasswords()).has(normalizePassword(password).toLowerCase());
+  return (await commonPasswords()).has(normalizePassword(password).trim().toLowerCase());
 }

@@ -1,4 +1,4 @@
-import { normalizePassword } from '../auth/passwords.ts';
+import { normalizePassword, PASSWORD_INPUT_MAX } from '../auth/passwords.ts';
 import { AppError } from '../shared/errors.ts';
 import { isCommonPassword } from './common-passwords.ts';
 
@@ -18,6 +18,8 @@ function invalid(field: string, rule: string): AppError {
 }
 
 export function checkEmail(raw: string): string {
+  // Bounded before trimming and counting, so a megabyte of email costs nothing.
+  if (raw.length > EMAIL_MAX * 4) throw invalid('email', `must be at most ${EMAIL_MAX} characters`);
   const email = raw.trim();
   if (email.length === 0) throw invalid('email', 'must not be empty');
   if (codePoints(email) > EMAIL_MAX) throw invalid('email', `must be at most ${EMAIL_MAX} characters`);
@@ -34,16 +36,27 @@ export function checkStorableText(field: string, value: string): string {
   return value;
 }
 
+// C0 and C1 controls and DEL: a name is shown in pages, mails and terminals, where these move
+// the cursor, ring bells or rewrite what was printed before.
+const CONTROL = /\p{Cc}/u;
+
 export function checkName(raw: string): string {
+  if (raw.length > NAME_MAX * 4) throw invalid('name', `must be 1 to ${NAME_MAX} characters after trimming`);
   const name = checkStorableText('name', raw).trim();
   const length = codePoints(name);
   if (length < 1 || length > NAME_MAX)
     throw invalid('name', `must be 1 to ${NAME_MAX} characters after trimming`);
+  if (CONTROL.test(name))
+    throw invalid('name', 'must not contain control characters (U+0000-U+001F, U+007F-U+009F)');
   return name;
 }
 
 /** Length in code points after NFKC (NIST SP 800-63B: no composition rules), and not a common password. */
 export async function checkPassword(raw: string): Promise<string> {
+  // Refused before NFKC, which can grow a string 18-fold on the event loop.
+  if (raw.length > PASSWORD_INPUT_MAX) {
+    throw invalid('password', `must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+  }
   const length = codePoints(normalizePassword(raw));
   if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
     throw invalid('password', `must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);

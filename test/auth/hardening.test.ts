@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { loadConfig } from '../../src/config.ts';
 import { asUser, newUser, register, signIn, startApp, type TestApp, testConfig } from '../helpers/app.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
@@ -7,7 +8,14 @@ const WRONG = 'definitely-wrong-1';
 
 describeEachStore('Sign-in throttling', (store) => {
   // Small limits keep the test fast; the mechanism is the one the defaults (10/100/100 in 15 min) use.
-  const throttle = { windowMs: 60_000, perAccountAddress: 3, perAccount: 5, perAddress: 8 };
+  const throttle = {
+    windowMs: 60_000,
+    perAccountAddress: 3,
+    perAccount: 5,
+    perAddress: 8,
+    concurrentPerAccount: 1000,
+    concurrentPerAddress: 1000,
+  };
   let a: TestApp;
   let b: TestApp;
   before(async () => {
@@ -331,7 +339,7 @@ describeEachStore('Password policy, headers and races', (store) => {
 });
 
 test('config: throttle, proxy and CORS settings are validated', async () => {
-  const { loadConfig, ConfigError } = await import('../../src/config.ts');
+  const { ConfigError } = await import('../../src/config.ts');
   assert.throws(() => loadConfig({ TRUST_PROXY: 'not an ip' }), ConfigError);
   assert.throws(() => loadConfig({ CORS_ORIGINS: 'app.example.com' }), ConfigError);
   assert.throws(() => loadConfig({ SIGNIN_MAX_FAILURES_PER_ACCOUNT: '0' }), ConfigError);
@@ -346,7 +354,12 @@ test('config: throttle, proxy and CORS settings are validated', async () => {
     perAccountAddress: 10,
     perAccount: 100,
     perAddress: 100,
+    concurrentPerAccount: 4,
+    concurrentPerAddress: 8,
   });
+  assert.throws(() => loadConfig({ SIGNIN_MAX_CONCURRENT_PER_ACCOUNT: '0' }), ConfigError);
+  assert.throws(() => loadConfig({ HASH_QUEUE_LIMIT: 'many' }), ConfigError);
+  assert.equal(loadConfig({ HASH_QUEUE_LIMIT: '7' }).passwordHash.queueLimit, 7);
 });
 
 describeEachStore('Background housekeeping', (store) => {
@@ -357,17 +370,22 @@ describeEachStore('Background housekeeping', (store) => {
     const database = openTestDatabase(store);
     try {
       const config = testConfig(store, 'b', {
-        throttle: { windowMs: 1000, perAccountAddress: 10, perAccount: 100, perAddress: 100 },
+        throttle: { ...loadConfig({}).throttle, windowMs: 1000 },
         session: { absoluteTtlMs: 1000, idleTtlMs: 1000, cookieSecure: 'auto' },
       });
       const services = createServices(config, database);
       const u = await register(t);
-      await services.throttle.recordFailure('someone@example.com', '10.9.9.9', Date.now() - 5000);
-      await services.throttle.recordFailure('someone@example.com', '10.9.9.9');
+      const failed = async () => {
+        const verdict = await services.throttle.begin('someone@example.com', '10.9.9.9');
+        assert.ok(verdict.allowed);
+        await verdict.attempt.failed();
+      };
+      await failed();
+      await failed();
       await services.sessions.start(u.id);
       await new Promise((r) => setTimeout(r, 1100));
       await services.housekeeping();
-      const failures = await database.db.selectFrom('signin_failures').select('account_key').execute();
+      const failures = await database.db.selectFrom('signin_attempts').select('account_digest').execute();
       assert.equal(failures.length, 0, 'failures older than the window are gone');
       const sessions = await database.db.selectFrom('sessions').select('user_id').execute();
       assert.equal(sessions.length, 0, 'expired sessions are gone');

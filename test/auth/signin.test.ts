@@ -140,7 +140,7 @@ describeEachStore('POST /api/signin', (store) => {
   test('CONTRACT: a hash made with older parameters is re-hashed at the next successful sign-in', async () => {
     const u = await register(a);
     const stronger = await startApp(store, 'a', {
-      passwordHash: { memoryKiB: 2048, passes: 2, parallelism: 1, concurrency: 2 },
+      passwordHash: { memoryKiB: 2048, passes: 2, parallelism: 1, concurrency: 2, queueLimit: 1000 },
     });
     const database = openTestDatabase(store);
     const hashOf = async () =>
@@ -179,7 +179,7 @@ describeEachStore('POST /api/signin', (store) => {
     // A ratio within one run, not an absolute time: with an expensive hash, a lookup that skipped
     // hashing for unknown emails would answer 100 times faster than a wrong password.
     const slow = await startApp(store, 'b', {
-      passwordHash: { memoryKiB: 32768, passes: 3, parallelism: 1, concurrency: 1 },
+      passwordHash: { memoryKiB: 32768, passes: 3, parallelism: 1, concurrency: 1, queueLimit: 1000 },
     });
     try {
       const u = await register(slow);

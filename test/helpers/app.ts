@@ -7,7 +7,13 @@ import type { App } from '../../src/shared/fastify.ts';
 import type { Store } from './stores.ts';
 
 /** Cheap argon2id so tests stay fast; production settings cannot go this low (config enforces it). */
-export const CHEAP_HASH = { memoryKiB: 1024, passes: 1, parallelism: 1, concurrency: 4 } as const;
+export const CHEAP_HASH = {
+  memoryKiB: 1024,
+  passes: 1,
+  parallelism: 1,
+  concurrency: 4,
+  queueLimit: 1000,
+} as const;
 
 export interface TestApp {
   readonly app: App;

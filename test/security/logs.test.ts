@@ -518,6 +518,8 @@ describeEachStore('Logs hold no secrets; sign-ins are audited', (store) => {
         perAccountAddress: PER_ACCOUNT_ADDRESS,
         perAccount: 100,
         perAddress: 100,
+        concurrentPerAccount: 1000,
+        concurrentPerAddress: 1000,
       },
     });
     // Each request from its own client address, so the audit lines can be matched to requests.

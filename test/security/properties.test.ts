@@ -22,7 +22,14 @@ const RUNS = {
 const REQUEST_TIMEOUT_MS = 10_000;
 const SERVER_TEST_TIMEOUT_MS = 120_000;
 // Property (a) sends thousands of wrong sign-ins from one address; throttling is tested elsewhere.
-const NO_THROTTLE = { windowMs: 60_000, perAccountAddress: 1e6, perAccount: 1e6, perAddress: 1e6 };
+const NO_THROTTLE = {
+  windowMs: 60_000,
+  perAccountAddress: 1e6,
+  perAccount: 1e6,
+  perAddress: 1e6,
+  concurrentPerAccount: 1e6,
+  concurrentPerAddress: 1e6,
+};
 const MAX_ID = 2n ** 63n - 1n;
 
 // ---------------------------------------------------------------------------------------------

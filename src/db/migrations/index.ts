@@ -4,6 +4,7 @@ import { createUsers } from './2026-11-22-0001-create-users.ts';
 import { createSessionsProductsReviews } from './2026-11-22-0002-sessions-products-reviews.ts';
 import { createSigninFailures } from './2026-11-22-0003-signin-failures.ts';
 import { createUserCounts } from './2026-11-22-0004-user-counts.ts';
+import { createSigninAttempts } from './2026-11-23-0005-signin-attempts.ts';
 
 /**
  * Every migration, keyed by a date-prefixed name that sorts in the order they must run. Each gets
@@ -15,5 +16,6 @@ export function createMigrations(dialect: DialectName): Record<string, Migration
     '2026-11-22-0002-sessions-products-reviews': createSessionsProductsReviews(dialect),
     '2026-11-22-0003-signin-failures': createSigninFailures(dialect),
     '2026-11-22-0004-user-counts': createUserCounts(dialect),
+    '2026-11-23-0005-signin-attempts': createSigninAttempts(dialect),
   };
 }

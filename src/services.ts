@@ -1,15 +1,16 @@
 // Composition: repositories and services for one database and configuration. The HTTP app and
 // the admin CLI share it, so both apply the same rules (validation, hashing, session revocation).
-import { PasswordHasher } from './auth/passwords.ts';
+
 import { AuthService } from './auth/service.ts';
-import { SessionService } from './auth/sessions.ts';
-import { SessionsRepository } from './auth/sessions-repository.ts';
 import { SigninThrottle } from './auth/throttle.ts';
 import { SigninAttemptsRepository } from './auth/throttle-repository.ts';
 import { CatalogRepository } from './catalog/repository.ts';
 import { CatalogService } from './catalog/service.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
+import { PasswordHasher } from './passwords/hasher.ts';
+import { SessionsRepository } from './sessions/repository.ts';
+import { SessionService } from './sessions/service.ts';
 import { UsersRepository } from './users/repository.ts';
 import { UsersService } from './users/service.ts';
 

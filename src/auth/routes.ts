@@ -2,12 +2,12 @@ import { Type } from 'typebox';
 import type { ErrorRenderer } from '../plugins/errors.ts';
 import type { Metrics } from '../plugins/metrics.ts';
 import type { WireProfile } from '../profiles/index.ts';
-import { errorBody, SERVER_ERRORS } from '../profiles/schemas.ts';
+import type { Authenticator } from '../sessions/guard.ts';
+import type { SessionService } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import type { App } from '../shared/fastify.ts';
-import type { Authenticator } from './guard.ts';
+import { errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
 import type { AuthService } from './service.ts';
-import type { SessionService } from './sessions.ts';
 
 // Unused fields are ignored (CONTRACT), but a field that is there must be a string: no coercion.
 const SigninBody = Type.Object(

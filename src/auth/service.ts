@@ -1,8 +1,8 @@
+import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
+import type { SessionService } from '../sessions/service.ts';
 import type { UsersRepository } from '../users/repository.ts';
 import { EMAIL_MAX } from '../users/rules.ts';
 import { emailKey, type User } from '../users/user.ts';
-import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from './passwords.ts';
-import type { SessionService } from './sessions.ts';
 import type { Attempt, SigninThrottle } from './throttle.ts';
 
 export type SigninOutcome =

@@ -1,10 +1,11 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { type Authenticator, SESSION_SECURITY } from '../auth/guard.ts';
-import { BODY_ERRORS, errorBody, Id, SERVER_ERRORS } from '../profiles/schemas.ts';
+import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
+import { type Authenticator, SESSION_SECURITY } from '../sessions/guard.ts';
 import type { App } from '../shared/fastify.ts';
 import { ID_PATTERN, parseId } from '../shared/ids.ts';
-import { pageRequest, pagingQuery, setPageHeaders } from '../shared/paging.ts';
+import { pageRequest } from '../shared/paging.ts';
+import { BODY_ERRORS, errorBody, Id, SERVER_ERRORS } from '../shared/schemas.ts';
 import { PRODUCT_SORT_KEYS, type Product, REVIEW_SORT_KEYS, type Review } from './model.ts';
 import { type CatalogService, PRODUCT_NAME_MAX, TEXT_MAX } from './service.ts';
 

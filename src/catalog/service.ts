@@ -1,7 +1,7 @@
-import type { ActiveSession } from '../auth/sessions.ts';
+import type { ActiveSession } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import type { PageRequest } from '../shared/paging.ts';
-import { checkStorableText } from '../users/rules.ts';
+import { checkStorableText } from '../shared/text.ts';
 import type { Product, ProductInput, ProductSortKey, Review, ReviewInput, ReviewSortKey } from './model.ts';
 import type { CatalogRepository, ProductFields } from './repository.ts';
 

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { Database } from '../db/database.ts';
 import type { SchemaReadiness } from '../db/schema-readiness.ts';
-import { errorBody } from '../profiles/schemas.ts';
 import { AppError } from '../shared/errors.ts';
 import type { App } from '../shared/fastify.ts';
+import { errorBody } from '../shared/schemas.ts';
 
 const Status = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false });
 const READY_TIMEOUT_MS = 1000;

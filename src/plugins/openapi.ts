@@ -3,8 +3,8 @@
 // the npm package's own assets: no CDN, so it works offline.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { SESSION_COOKIE } from '../auth/guard.ts';
 import type { Profile } from '../config.ts';
+import { SESSION_COOKIE } from '../sessions/guard.ts';
 import type { App } from '../shared/fastify.ts';
 
 export const DOCS_PREFIX = '/docs';

@@ -2,8 +2,8 @@
 // lives here; routes ask the active profile for schemas and bodies instead of branching on it.
 import { type TSchema, Type } from 'typebox';
 import type { Profile } from '../config.ts';
+import { codeOnlyErrorBody, errorBody, Id } from '../shared/schemas.ts';
 import type { User } from '../users/user.ts';
-import { codeOnlyErrorBody, errorBody, Id } from './schemas.ts';
 
 export interface WireProfile {
   readonly name: Profile;

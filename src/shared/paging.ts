@@ -1,7 +1,5 @@
-// One paging mechanism for every list: page/size/sort parsing, and the X-Total-Count and Link
-// headers. Each collection declares only its sort keys and which column each one orders by.
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+// Paging as the services and repositories see it: which page, how big, in which order. The HTTP
+// side (the query schema, X-Total-Count and Link) is in plugins/paging.ts.
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -12,32 +10,6 @@ export interface PageRequest<K extends string = string> {
   offset: number;
   sort: K;
   descending: boolean;
-}
-
-/** The querystring schema of a list sortable by `keys` (the first is the default, `id`). */
-export function pagingQuery(keys: readonly string[]) {
-  const alternatives = keys.join('|');
-  return Type.Object(
-    {
-      page: Type.Optional(
-        Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: 'a whole number from 1 (default 1)' }),
-      ),
-      size: Type.Optional(
-        Type.String({
-          pattern: `^(${MAX_PAGE_SIZE}|[1-9][0-9]?)$`,
-          description: `a whole number from 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})`,
-        }),
-      ),
-      sort: Type.Optional(
-        Type.String({
-          pattern: `^(-?(${alternatives})|(${alternatives}),(asc|desc))$`,
-          description: `one of ${keys.join(', ')}; "-key" or "key,desc" for descending (default id)`,
-        }),
-      ),
-    },
-    // Other parameters are ignored here and kept in the Link header.
-    { additionalProperties: true },
-  );
 }
 
 export interface PagingQuery {
@@ -58,26 +30,4 @@ export function pageRequest<K extends string>(query: PagingQuery, defaultSort: K
     sort = key.replace(/^-/, '');
   }
   return { page, size, offset: (page - 1) * size, sort: sort as K, descending };
-}
-
-/** Sets X-Total-Count and a Link header (first, prev, next, last) that keeps the other query parameters. */
-export function setPageHeaders(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  paging: PageRequest,
-  total: number,
-): void {
-  const last = Math.max(1, Math.ceil(total / paging.size));
-  const url = new URL(request.url, 'http://usher.invalid');
-  const link = (page: number, rel: string) => {
-    url.searchParams.set('page', String(page));
-    url.searchParams.set('size', String(paging.size));
-    return `<${url.pathname}${url.search}>; rel="${rel}"`;
-  };
-  const links = [link(1, 'first')];
-  if (paging.page > 1) links.push(link(Math.min(paging.page - 1, last), 'prev'));
-  if (paging.page < last) links.push(link(paging.page + 1, 'next'));
-  links.push(link(last, 'last'));
-  reply.header('x-total-count', String(total));
-  reply.header('link', links.join(', '));
 }

@@ -3,7 +3,7 @@ import { isUniqueViolation } from '../db/errors.ts';
 import { paged } from '../db/paging.ts';
 import { type Tables, USER_COUNT_SPAN } from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
-import type { User } from './user.ts';
+import type { User, UserSortKey } from './user.ts';
 
 const USER_COLUMNS = ['id', 'email', 'name', 'created_at', 'updated_at'] as const;
 
@@ -200,8 +200,6 @@ export class UsersRepository {
   }
 }
 
-export const USER_SORT_KEYS = ['id', 'name', 'email', 'createdAt'] as const;
-export type UserSortKey = (typeof USER_SORT_KEYS)[number];
 const SORT_COLUMNS = { id: 'id', name: 'name', email: 'email_key', createdAt: 'created_at' } as const;
 
 export interface UserChanges {

@@ -1,13 +1,14 @@
 import { Type } from 'typebox';
-import { type Authenticator, SESSION_SECURITY } from '../auth/guard.ts';
 import { type ErrorRenderer, renderCodeOnly } from '../plugins/errors.ts';
+import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import type { WireProfile } from '../profiles/index.ts';
-import { BODY_ERRORS, codeOnlyErrorBody, errorBody, SERVER_ERRORS } from '../profiles/schemas.ts';
+import { type Authenticator, SESSION_SECURITY } from '../sessions/guard.ts';
 import type { App } from '../shared/fastify.ts';
 import { ID_PATTERN, parseId } from '../shared/ids.ts';
-import { pageRequest, pagingQuery, setPageHeaders } from '../shared/paging.ts';
-import { USER_SORT_KEYS } from './repository.ts';
+import { pageRequest } from '../shared/paging.ts';
+import { BODY_ERRORS, codeOnlyErrorBody, errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
 import type { UsersService } from './service.ts';
+import { USER_SORT_KEYS } from './user.ts';
 
 const UserIdParams = Type.Object({
   id: Type.String({ pattern: ID_PATTERN, description: 'User id: decimal digits, 1 to 2^63-1.' }),

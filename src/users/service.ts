@@ -1,10 +1,11 @@
-import type { PasswordHasher } from '../auth/passwords.ts';
-import type { ActiveSession, SessionService } from '../auth/sessions.ts';
+import type { PasswordHasher } from '../passwords/hasher.ts';
+import { checkPassword } from '../passwords/policy.ts';
+import type { ActiveSession, SessionService } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import type { PageRequest } from '../shared/paging.ts';
-import { EmailTakenError, type UserSortKey, type UsersRepository } from './repository.ts';
-import { checkEmail, checkName, checkPassword } from './rules.ts';
-import { emailKey, type User } from './user.ts';
+import { EmailTakenError, type UsersRepository } from './repository.ts';
+import { checkEmail, checkName } from './rules.ts';
+import { emailKey, type User, type UserSortKey } from './user.ts';
 
 export interface Registration {
   email: string;

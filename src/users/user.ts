@@ -11,3 +11,6 @@ export interface User {
 export function emailKey(email: string): string {
   return email.trim().toLowerCase();
 }
+
+export const USER_SORT_KEYS = ['id', 'name', 'email', 'createdAt'] as const;
+export type UserSortKey = (typeof USER_SORT_KEYS)[number];

@@ -1,5 +1,4 @@
 import type { Migration } from 'kysely/migration';
-import type { DialectName } from '../database.ts';
 import { createUsers } from './2026-11-22-0001-create-users.ts';
 import { createSessionsProductsReviews } from './2026-11-22-0002-sessions-products-reviews.ts';
 import { createSigninFailures } from './2026-11-22-0003-signin-failures.ts';
@@ -10,7 +9,7 @@ import { createSigninAttempts } from './2026-11-23-0005-signin-attempts.ts';
  * Every migration, keyed by a date-prefixed name that sorts in the order they must run. Each gets
  * the dialect so that differences (identity keys, timestamp types) are explicit, not guessed.
  */
-export function createMigrations(dialect: DialectName): Record<string, Migration> {
+export function createMigrations(dialect: 'sqlite' | 'postgres'): Record<string, Migration> {
   return {
     '2026-11-22-0001-create-users': createUsers(dialect),
     '2026-11-22-0002-sessions-products-reviews': createSessionsProductsReviews(dialect),

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { SessionsRepository } from './sessions-repository.ts';
+import type { SessionsRepository } from './repository.ts';
 
 export interface SessionPolicy {
   /** Lifetime from sign-in, whatever the activity. */

@@ -1,7 +1,7 @@
 // Who is calling: a session token from `Authorization: Bearer …` or the session cookie.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../shared/errors.ts';
-import type { ActiveSession, SessionService } from './sessions.ts';
+import type { ActiveSession, SessionService } from './service.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,4 +1,4 @@
-import { normalizePassword } from '../auth/passwords.ts';
+import { normalizePassword } from './hasher.ts';
 
 let loaded: Promise<ReadonlySet<string>> | undefined;
 

@@ -8,6 +8,7 @@ import { CatalogRepository } from './catalog/repository.ts';
 import { CatalogService } from './catalog/service.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
+import { inTransaction } from './db/transactions.ts';
 import { PasswordHasher } from './passwords/hasher.ts';
 import { SessionsRepository } from './sessions/repository.ts';
 import { SessionService } from './sessions/service.ts';
@@ -26,17 +27,19 @@ export interface Services {
 }
 
 export function createServices(config: Config, database: Database): Services {
+  const rowLocks = database.dialect === 'postgres';
   const hasher = new PasswordHasher(config.passwordHash);
-  const usersRepository = new UsersRepository(database.db);
-  const sessions = new SessionService(
-    new SessionsRepository(database.db, { rowLocks: database.dialect === 'postgres' }),
-    config.session,
-  );
+  const usersRepository = new UsersRepository(database.db, { rowLocks });
+  const sessions = new SessionService(new SessionsRepository(database.db), config.session);
   const throttle = new SigninThrottle(new SigninAttemptsRepository(database.db), config.throttle);
+  const accountTransaction = inTransaction(database.db, (trx) => ({
+    users: new UsersRepository(trx, { rowLocks }),
+    sessions: new SessionsRepository(trx),
+  }));
   return {
     hasher,
-    users: new UsersService(usersRepository, hasher, sessions),
-    auth: new AuthService(usersRepository, hasher, throttle, sessions),
+    users: new UsersService(usersRepository, hasher, accountTransaction),
+    auth: new AuthService(usersRepository, hasher, throttle, sessions, accountTransaction),
     sessions,
     throttle,
     catalog: new CatalogService(new CatalogRepository(database.db)),

@@ -1,4 +1,6 @@
+import type { InTransaction } from '../db/transactions.ts';
 import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
+import type { SessionsRepository } from '../sessions/repository.ts';
 import type { SessionService } from '../sessions/service.ts';
 import type { UsersRepository } from '../users/repository.ts';
 import { EMAIL_MAX } from '../users/rules.ts';
@@ -21,22 +23,31 @@ function impossibleCredentials(email: string, key: string, password: string): bo
   );
 }
 
+/** A sign-in's session is written with its check of the user's hash, together. */
+export interface SigninRepositories {
+  users: UsersRepository;
+  sessions: SessionsRepository;
+}
+
 export class AuthService {
   readonly #users: UsersRepository;
   readonly #hasher: PasswordHasher;
   readonly #throttle: SigninThrottle;
   readonly #sessions: SessionService;
+  readonly #transaction: InTransaction<SigninRepositories>;
 
   constructor(
     users: UsersRepository,
     hasher: PasswordHasher,
     throttle: SigninThrottle,
     sessions: SessionService,
+    transaction: InTransaction<SigninRepositories>,
   ) {
     this.#users = users;
     this.#hasher = hasher;
     this.#throttle = throttle;
     this.#sessions = sessions;
+    this.#transaction = transaction;
   }
 
   /**
@@ -73,8 +84,7 @@ export class AuthService {
       : await this.#hasher.verifyDummy(password);
     // The hash was read before this request waited for a hashing slot: the password may have
     // changed, or the account gone, since. The session is only created against the same hash.
-    const token =
-      found && verified ? await this.#sessions.startIfHash(found.user.id, found.passwordHash) : undefined;
+    const token = found && verified ? await this.#startIfHash(found.user.id, found.passwordHash) : undefined;
     if (!found || token === undefined) {
       await attempt.failed();
       return { ok: false, reason: 'credentials', userId: found?.user.id };
@@ -83,6 +93,19 @@ export class AuthService {
     if (this.#hasher.needsRehash(found.passwordHash))
       await this.#rehash(found.user.id, found.passwordHash, password);
     return { ok: true, user: found.user, token };
+  }
+
+  /**
+   * The session, created only if `passwordHash` is still the user's, in the same transaction as
+   * that check (which share-locks the row on PostgreSQL): a password change either committed
+   * first, and no session starts, or waits and then ends this one.
+   */
+  #startIfHash(userId: bigint, passwordHash: string): Promise<string | undefined> {
+    return this.#transaction(async ({ users, sessions }) =>
+      (await users.hasPasswordHash(userId, passwordHash))
+        ? this.#sessions.start(userId, sessions)
+        : undefined,
+    );
   }
 
   /** Upgrades a hash made with old parameters; when the hasher is too busy, the next sign-in will. */

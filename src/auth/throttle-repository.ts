@@ -28,7 +28,7 @@ export class SigninAttemptsRepository {
       .values({ account_digest: accountDigest, address, at, pending_until: pendingUntil })
       .returning('id')
       .executeTakeFirstOrThrow();
-    return BigInt(row.id);
+    return row.id;
   }
 
   /**
@@ -45,7 +45,7 @@ export class SigninAttemptsRepository {
           eb.fn.sum<number | string | bigint>(eb.case().when(condition).then(1).else(0).end());
         const ofAccount = eb('account_digest', '=', accountDigest);
         const ofAddress = eb('address', '=', address);
-        const inFlight = eb('pending_until', '>', now);
+        const inFlight = eb('pending_until', '>', BigInt(now));
         return [
           count(eb.and([ofAccount, ofAddress])).as('pair'),
           count(eb.and([ofAccount])).as('account'),
@@ -57,7 +57,7 @@ export class SigninAttemptsRepository {
       .where((eb) =>
         eb.and([
           eb.or([eb('account_digest', '=', accountDigest), eb('address', '=', address)]),
-          eb('at', '>', since),
+          eb('at', '>', BigInt(since)),
         ]),
       )
       .executeTakeFirst();
@@ -83,7 +83,7 @@ export class SigninAttemptsRepository {
     let query = this.#db
       .selectFrom('signin_attempts')
       .select('at')
-      .where('at', '>', since)
+      .where('at', '>', BigInt(since))
       .where('id', '!=', exceptId);
     if ('accountDigest' in scope) query = query.where('account_digest', '=', scope.accountDigest);
     if (scope.address !== undefined) query = query.where('address', '=', scope.address);
@@ -113,7 +113,10 @@ export class SigninAttemptsRepository {
   }
 
   async deleteBefore(before: number): Promise<number> {
-    const result = await this.#db.deleteFrom('signin_attempts').where('at', '<=', before).executeTakeFirst();
+    const result = await this.#db
+      .deleteFrom('signin_attempts')
+      .where('at', '<=', BigInt(before))
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 }

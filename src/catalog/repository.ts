@@ -1,6 +1,6 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { paged } from '../db/paging.ts';
-import type { Tables } from '../db/schema.ts';
+import type { ProductsTable, ReviewsTable, Tables } from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import type { Product, ProductSortKey, Review, ReviewSortKey } from './model.ts';
 
@@ -18,42 +18,27 @@ const REVIEW_COLUMNS = ['id', 'product_id', 'author_id', 'rating', 'text', 'writ
 const PRODUCT_SORT = { id: 'id', name: 'name', price: 'price', createdAt: 'created_at' } as const;
 const REVIEW_SORT = { id: 'id', time: 'written_at', rating: 'rating' } as const;
 
-interface ProductRow {
-  id: bigint | string;
-  name: string;
-  description: string;
-  price: bigint | string;
-  owner_id: bigint | string;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
-
-interface ReviewRow {
-  id: bigint | string;
-  product_id: bigint | string;
-  author_id: bigint | string;
-  rating: bigint | number;
-  text: string;
-  written_at: Date | string;
-}
+type ProductRow = Pick<Selectable<ProductsTable>, (typeof PRODUCT_COLUMNS)[number]>;
+type ReviewRow = Pick<Selectable<ReviewsTable>, (typeof REVIEW_COLUMNS)[number]>;
 
 const toProduct = (r: ProductRow): Product => ({
-  id: BigInt(r.id),
+  id: r.id,
   name: r.name,
   description: r.description,
+  // Stored as int8; the API bounds it to 2^53-1, so it is a safe number.
   price: Number(r.price),
-  ownerId: BigInt(r.owner_id),
-  createdAt: new Date(r.created_at),
-  updatedAt: new Date(r.updated_at),
+  ownerId: r.owner_id,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 const toReview = (r: ReviewRow): Review => ({
-  id: BigInt(r.id),
-  productId: BigInt(r.product_id),
-  authorId: BigInt(r.author_id),
-  rating: Number(r.rating),
+  id: r.id,
+  productId: r.product_id,
+  authorId: r.author_id,
+  rating: r.rating,
   text: r.text,
-  time: new Date(r.written_at),
+  time: r.written_at,
 });
 
 export interface ProductFields {

@@ -31,6 +31,13 @@ function createPostgresPool(url: string, options: Config['database']): pg.Pool {
     connectionTimeoutMillis: options.connectTimeoutMs,
     idleTimeoutMillis: 30_000,
     statement_timeout: options.statementTimeoutMs,
+    // int8 (ids, counts) as a bigint, as node:sqlite reads it, instead of pg's default string.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === pg.types.builtins.INT8
+          ? BigInt
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
   });
   // An idle client whose server went away emits 'error'; unhandled, that would kill the process.
   // The pool drops the client, and the next checkout reconnects.

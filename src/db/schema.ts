@@ -1,10 +1,25 @@
-import type { ColumnType } from 'kysely';
+import { type ColumnType, sql } from 'kysely';
 
-// pg returns int8 as a string and node:sqlite (with read-bigints on) as a bigint; repositories
-// turn either into a bigint, so ids keep all 64 bits.
-type GeneratedInt8 = ColumnType<bigint | string, bigint | string | undefined, bigint | string>;
-// SQLite stores timestamps as ISO 8601 text, PostgreSQL as timestamptz (read back as Date).
-type Timestamp = ColumnType<Date | string, string, string>;
+// Both drivers read rows into these types, normalised in one place each: PostgreSQL's int8 is
+// parsed as a bigint (database.ts) and node:sqlite reads every integer as a bigint, then turns
+// the columns named below into what PostgreSQL returns for them (sqlite-dialect.ts).
+type Int8 = ColumnType<bigint, bigint | number, bigint | number>;
+type GeneratedInt8 = ColumnType<bigint, bigint | undefined, bigint>;
+/** Written as ISO 8601 text; read as a Date (timestamptz on PostgreSQL, text on SQLite). */
+type Timestamp = ColumnType<Date, string, string>;
+/** Epoch milliseconds in a bigint column. */
+type EpochMs = ColumnType<bigint, number, number>;
+
+/** Timestamp columns, by name: SQLite stores them as text, which its adapter reads back as Dates. */
+export const TIMESTAMP_COLUMNS: ReadonlySet<string> = new Set([
+  'created_at',
+  'updated_at',
+  'last_seen_at',
+  'expires_at',
+  'written_at',
+]);
+/** 32-bit integer columns, by name: numbers on PostgreSQL, so SQLite's adapter reads them as numbers. */
+export const INT4_COLUMNS: ReadonlySet<string> = new Set(['rating']);
 
 export interface UsersTable {
   id: GeneratedInt8;
@@ -20,7 +35,7 @@ export interface UsersTable {
 export interface SessionsTable {
   /** SHA-256 of the token, hex: the token itself is never stored. */
   token_hash: string;
-  user_id: bigint | string;
+  user_id: Int8;
   created_at: Timestamp;
   last_seen_at: Timestamp;
   expires_at: Timestamp;
@@ -30,23 +45,21 @@ export interface ProductsTable {
   id: GeneratedInt8;
   name: string;
   description: string;
-  price: ColumnType<bigint | string, bigint | number, bigint | number>;
-  owner_id: bigint | string;
+  price: Int8;
+  owner_id: Int8;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
 
 export interface ReviewsTable {
   id: GeneratedInt8;
-  product_id: bigint | string;
-  author_id: bigint | string;
-  rating: ColumnType<bigint | number, number, number>;
+  product_id: Int8;
+  author_id: Int8;
+  rating: number;
   text: string;
   written_at: Timestamp;
   updated_at: Timestamp;
 }
-
-type EpochMs = ColumnType<bigint | string | number, number, number>;
 
 export interface SigninAttemptsTable {
   id: GeneratedInt8;
@@ -56,7 +69,7 @@ export interface SigninAttemptsTable {
   /** When the attempt began, epoch ms. */
   at: EpochMs;
   /** Epoch ms until which the attempt counts as in flight; null once settled as a failure. */
-  pending_until: ColumnType<bigint | string | number | null, number | null, number | null>;
+  pending_until: ColumnType<bigint | null, number | null, number | null>;
 }
 
 /**
@@ -67,9 +80,9 @@ export const USER_COUNT_SPAN = { wide: 65_536, narrow: 1_024 } as const;
 
 /** Users per range of ids, kept by triggers: the total, and where a deep page starts. */
 export interface UserCountsTable {
-  span: ColumnType<bigint | string, bigint | number, bigint | number>;
-  first_id: ColumnType<bigint | string, bigint | number, bigint | number>;
-  users: ColumnType<bigint | string, bigint | number, bigint | number>;
+  span: Int8;
+  first_id: Int8;
+  users: Int8;
 }
 
 export interface Tables {
@@ -80,3 +93,6 @@ export interface Tables {
   reviews: ReviewsTable;
   signin_attempts: SigninAttemptsTable;
 }
+
+/** A Date as the stores compare timestamps: ISO 8601 text (node:sqlite cannot bind a Date). */
+export const timestamp = (date: Date) => sql<Date>`${date.toISOString()}`;

@@ -12,17 +12,47 @@ import {
   SqliteDriver,
   type SqliteStatement,
 } from 'kysely';
+import { INT4_COLUMNS, TIMESTAMP_COLUMNS } from './schema.ts';
 
 const STATEMENT_CACHE_SIZE = 200;
+
+type Row = Record<string, unknown>;
+
+/**
+ * What PostgreSQL would return for this statement's columns: timestamps stored as text become
+ * Dates and 32-bit integer columns numbers (db/schema.ts names them), worked out once per
+ * prepared statement from the columns' origin. Undefined when nothing needs converting.
+ */
+function rowConverter(statement: StatementSync): ((rows: Row[]) => Row[]) | undefined {
+  const conversions: Array<[string, (value: unknown) => unknown]> = [];
+  for (const { column, name } of statement.columns()) {
+    if (column === null) continue;
+    if (TIMESTAMP_COLUMNS.has(column)) conversions.push([name, (v) => new Date(v as string)]);
+    else if (INT4_COLUMNS.has(column)) conversions.push([name, Number]);
+  }
+  if (conversions.length === 0) return undefined;
+  return (rows) => {
+    for (const row of rows) {
+      for (const [name, convert] of conversions) {
+        const value = row[name];
+        if (value !== null && value !== undefined) row[name] = convert(value);
+      }
+    }
+    return rows;
+  };
+}
 
 function adapt(statement: StatementSync): SqliteStatement {
   // Ids are 64-bit: reading every integer as a bigint means none is ever rounded.
   statement.setReadBigInts(true);
   const reader = statement.columns().length > 0;
+  const convert = reader ? rowConverter(statement) : undefined;
   const args = (parameters: ReadonlyArray<unknown>) => parameters as SQLInputValue[];
   return {
     reader,
-    all: (parameters) => statement.all(...args(parameters)),
+    all: convert
+      ? (parameters) => convert(statement.all(...args(parameters)) as Row[])
+      : (parameters) => statement.all(...args(parameters)),
     run: (parameters) => statement.run(...args(parameters)),
     iterate: (parameters) => statement.iterate(...args(parameters)),
   };

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Tables } from '../db/schema.ts';
+import { type Tables, timestamp } from '../db/schema.ts';
 
 export interface SessionRecord {
   userId: bigint;
@@ -8,45 +8,23 @@ export interface SessionRecord {
   expiresAt: Date;
 }
 
-export interface SessionsRepositoryOptions {
-  /** PostgreSQL: lock the user row while a session is created against its hash (SQLite locks the file). */
-  rowLocks: boolean;
-}
-
 export class SessionsRepository {
   readonly #db: Kysely<Tables>;
-  readonly #rowLocks: boolean;
-  constructor(db: Kysely<Tables>, options: SessionsRepositoryOptions) {
+  constructor(db: Kysely<Tables>) {
     this.#db = db;
-    this.#rowLocks = options.rowLocks;
   }
 
   async insert(tokenHash: string, userId: bigint, now: Date, expiresAt: Date): Promise<void> {
-    await insertSession(this.#db, tokenHash, userId, now, expiresAt);
-  }
-
-  /**
-   * Inserts the session only while the user still has `passwordHash`, in one transaction. On
-   * PostgreSQL the user row is share-locked, so a password change either committed before (and
-   * the session is not created) or waits until after (and its revocation ends this session).
-   */
-  async insertIfPasswordHash(
-    tokenHash: string,
-    userId: bigint,
-    passwordHash: string,
-    now: Date,
-    expiresAt: Date,
-  ): Promise<boolean> {
-    return this.#db.transaction().execute(async (trx) => {
-      const check = trx
-        .selectFrom('users')
-        .select('id')
-        .where('id', '=', userId)
-        .where('password_hash', '=', passwordHash);
-      if (!(await (this.#rowLocks ? check.forShare() : check).executeTakeFirst())) return false;
-      await insertSession(trx, tokenHash, userId, now, expiresAt);
-      return true;
-    });
+    await this.#db
+      .insertInto('sessions')
+      .values({
+        token_hash: tokenHash,
+        user_id: userId,
+        created_at: now.toISOString(),
+        last_seen_at: now.toISOString(),
+        expires_at: expiresAt.toISOString(),
+      })
+      .execute();
   }
 
   async find(tokenHash: string): Promise<SessionRecord | undefined> {
@@ -57,10 +35,10 @@ export class SessionsRepository {
       .executeTakeFirst();
     return (
       row && {
-        userId: BigInt(row.user_id),
-        createdAt: new Date(row.created_at),
-        lastSeenAt: new Date(row.last_seen_at),
-        expiresAt: new Date(row.expires_at),
+        userId: row.user_id,
+        createdAt: row.created_at,
+        lastSeenAt: row.last_seen_at,
+        expiresAt: row.expires_at,
       }
     );
   }
@@ -89,31 +67,9 @@ export class SessionsRepository {
     const result = await this.#db
       .deleteFrom('sessions')
       .where((eb) =>
-        eb.or([
-          eb('expires_at', '<=', now.toISOString()),
-          eb('last_seen_at', '<=', idleBefore.toISOString()),
-        ]),
+        eb.or([eb('expires_at', '<=', timestamp(now)), eb('last_seen_at', '<=', timestamp(idleBefore))]),
       )
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
-}
-
-async function insertSession(
-  db: Kysely<Tables>,
-  tokenHash: string,
-  userId: bigint,
-  now: Date,
-  expiresAt: Date,
-): Promise<void> {
-  await db
-    .insertInto('sessions')
-    .values({
-      token_hash: tokenHash,
-      user_id: userId,
-      created_at: now.toISOString(),
-      last_seen_at: now.toISOString(),
-      expires_at: expiresAt.toISOString(),
-    })
-    .execute();
 }

@@ -27,42 +27,33 @@ function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
+/** Milliseconds since the epoch; tests pass their own to move time without sleeping. */
+export type Clock = () => number;
+
 export class SessionService {
   readonly #sessions: SessionsRepository;
   readonly #policy: SessionPolicy;
+  readonly #now: Clock;
 
-  constructor(sessions: SessionsRepository, policy: SessionPolicy) {
+  constructor(sessions: SessionsRepository, policy: SessionPolicy, now: Clock = Date.now) {
     this.#sessions = sessions;
     this.#policy = policy;
+    this.#now = now;
   }
 
   get policy(): SessionPolicy {
     return this.#policy;
   }
 
-  /** A new session for every sign-in: a token is never reused or accepted from a client. */
-  async start(userId: bigint): Promise<string> {
-    const token = newToken();
-    const now = new Date();
-    await this.#sessions.insert(hashToken(token), userId, now, this.#expiry(now));
-    return token;
-  }
-
   /**
-   * A session for a user whose password was just verified against `passwordHash`, created only
-   * if that is still their hash (not changed, not deleted meanwhile); undefined otherwise.
+   * A new session for every sign-in: a token is never reused or accepted from a client. Inside a
+   * transaction, pass its sessions repository so the session commits (or not) with the rest.
    */
-  async startIfHash(userId: bigint, passwordHash: string): Promise<string | undefined> {
+  async start(userId: bigint, sessions: SessionsRepository = this.#sessions): Promise<string> {
     const token = newToken();
-    const now = new Date();
-    const started = await this.#sessions.insertIfPasswordHash(
-      hashToken(token),
-      userId,
-      passwordHash,
-      now,
-      this.#expiry(now),
-    );
-    return started ? token : undefined;
+    const now = new Date(this.#now());
+    await sessions.insert(hashToken(token), userId, now, this.#expiry(now));
+    return token;
   }
 
   #expiry(now: Date): Date {
@@ -73,7 +64,7 @@ export class SessionService {
     const tokenHash = hashToken(token);
     const session = await this.#sessions.find(tokenHash);
     if (!session) return undefined;
-    const now = Date.now();
+    const now = this.#now();
     if (session.expiresAt.getTime() <= now || session.lastSeenAt.getTime() + this.#policy.idleTtlMs <= now) {
       await this.#sessions.delete(tokenHash);
       return undefined;
@@ -87,13 +78,8 @@ export class SessionService {
     return this.#sessions.delete(tokenHash);
   }
 
-  /** After a password change: every other session of the user ends; `keep` stays signed in. */
-  endOthers(userId: bigint, keep?: string): Promise<void> {
-    return this.#sessions.deleteForUser(userId, keep);
-  }
-
   purgeExpired(): Promise<number> {
-    const now = new Date();
+    const now = new Date(this.#now());
     return this.#sessions.deleteExpired(now, new Date(now.getTime() - this.#policy.idleTtlMs));
   }
 }

@@ -1,27 +1,21 @@
-import type { CompiledQuery, Kysely } from 'kysely';
+import type { CompiledQuery, Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from '../db/errors.ts';
 import { paged } from '../db/paging.ts';
-import { type Tables, USER_COUNT_SPAN } from '../db/schema.ts';
+import { type Tables, USER_COUNT_SPAN, type UsersTable } from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import type { User, UserSortKey } from './user.ts';
 
 const USER_COLUMNS = ['id', 'email', 'name', 'created_at', 'updated_at'] as const;
 
-interface UserRow {
-  id: bigint | string;
-  email: string;
-  name: string;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
+type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>;
 
 function toUser(row: UserRow): User {
   return {
-    id: BigInt(row.id),
+    id: row.id,
     email: row.email,
     name: row.name,
-    createdAt: new Date(row.created_at),
-    updatedAt: new Date(row.updated_at),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }
 
@@ -44,11 +38,32 @@ export interface Credentials {
   passwordHash: string;
 }
 
+export interface UsersRepositoryOptions {
+  /** PostgreSQL: share-lock a user row read to check its hash (SQLite's transactions lock the file). */
+  rowLocks: boolean;
+}
+
 export class UsersRepository {
   readonly #db: Kysely<Tables>;
+  readonly #options: UsersRepositoryOptions;
   #byId: CompiledQuery<UserRow> | undefined;
-  constructor(db: Kysely<Tables>) {
+  constructor(db: Kysely<Tables>, options: UsersRepositoryOptions) {
     this.#db = db;
+    this.#options = options;
+  }
+
+  /**
+   * True when the user exists and still has this password hash. In a transaction on PostgreSQL
+   * the row stays share-locked until it ends, so a concurrent password change or deletion waits
+   * for it (and then sees what it wrote), or committed before and this answers false.
+   */
+  async hasPasswordHash(id: bigint, passwordHash: string): Promise<boolean> {
+    const query = this.#db
+      .selectFrom('users')
+      .select('id')
+      .where('id', '=', id)
+      .where('password_hash', '=', passwordHash);
+    return (await (this.#options.rowLocks ? query.forShare() : query).executeTakeFirst()) !== undefined;
   }
 
   async findById(id: bigint): Promise<User | undefined> {
@@ -148,7 +163,7 @@ export class UsersRepository {
     const total = wide.reduce((n, r) => n + Number(r.users), 0);
     const inWide = findRange(wide, paging.offset);
     if (!inWide) return { users: [], total };
-    const wideStart = BigInt(inWide.range.first_id);
+    const wideStart = inWide.range.first_id;
     const narrow = await counts(USER_COUNT_SPAN.narrow)
       .where('first_id', '>=', wideStart)
       .where('first_id', '<', wideStart + BigInt(USER_COUNT_SPAN.wide))
@@ -156,7 +171,7 @@ export class UsersRepository {
     const inNarrow = findRange(narrow, inWide.skip);
     // Only a write between the two reads can make the narrow counts disagree with the wide one.
     if (!inNarrow) return { users: [], total };
-    const first = BigInt(inNarrow.range.first_id);
+    const first = inNarrow.range.first_id;
     const query = this.#db.selectFrom('users').select(USER_COLUMNS);
     const rows = await (paging.descending
       ? query.where('id', '<', first + BigInt(USER_COUNT_SPAN.narrow)).orderBy('id', 'desc')
@@ -210,8 +225,8 @@ export interface UserChanges {
 }
 
 interface RangeCount {
-  first_id: bigint | string;
-  users: bigint | string;
+  first_id: bigint;
+  users: bigint;
 }
 
 /** The range, of counts in page order, holding the user at `offset`, and how many come before it there. */

@@ -1,6 +1,8 @@
+import type { InTransaction } from '../db/transactions.ts';
 import type { PasswordHasher } from '../passwords/hasher.ts';
 import { checkPassword } from '../passwords/policy.ts';
-import type { ActiveSession, SessionService } from '../sessions/service.ts';
+import type { SessionsRepository } from '../sessions/repository.ts';
+import type { ActiveSession } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import { EmailTakenError, type UsersRepository } from './repository.ts';
@@ -22,16 +24,25 @@ export interface UserUpdate {
 export const userNotFound = () => new AppError('USER_NOT_FOUND', 'No user has that id.');
 const forbidden = () => new AppError('FORBIDDEN', 'A user may change or delete only their own account.');
 
+/** What a user change that ends sessions writes, together. */
+export interface AccountRepositories {
+  users: UsersRepository;
+  sessions: SessionsRepository;
+}
+
 export class UsersService {
   readonly #users: UsersRepository;
   readonly #hasher: PasswordHasher;
+  readonly #transaction: InTransaction<AccountRepositories>;
 
-  readonly #sessions: SessionService;
-
-  constructor(users: UsersRepository, hasher: PasswordHasher, sessions: SessionService) {
+  constructor(
+    users: UsersRepository,
+    hasher: PasswordHasher,
+    transaction: InTransaction<AccountRepositories>,
+  ) {
     this.#users = users;
     this.#hasher = hasher;
-    this.#sessions = sessions;
+    this.#transaction = transaction;
   }
 
   async get(id: bigint | undefined): Promise<User> {
@@ -55,15 +66,20 @@ export class UsersService {
     const name = checkName(input.name);
     const passwordHash =
       input.password === undefined ? undefined : await this.#hasher.hash(await checkPassword(input.password));
-    let user: User | undefined;
-    try {
-      user = await this.#users.update(id, { email, emailKey: emailKey(email), name, passwordHash });
-    } catch (error) {
-      if (error instanceof EmailTakenError) throw emailTaken();
-      throw error;
-    }
+    // The new hash and the end of the other sessions commit together: a password change never
+    // leaves a session it should have ended.
+    const user = await this.#transaction(async ({ users, sessions }) => {
+      let updated: User | undefined;
+      try {
+        updated = await users.update(id, { email, emailKey: emailKey(email), name, passwordHash });
+      } catch (error) {
+        if (error instanceof EmailTakenError) throw emailTaken();
+        throw error;
+      }
+      if (updated && passwordHash !== undefined) await sessions.deleteForUser(id, actor.tokenHash);
+      return updated;
+    });
     if (!user) throw userNotFound();
-    if (passwordHash !== undefined) await this.#sessions.endOthers(id, actor.tokenHash);
     return user;
   }
 
@@ -84,8 +100,11 @@ export class UsersService {
   /** Admin (CLI): a new password, by the registration rules; every session of the user ends. */
   async setPassword(email: string, password: string): Promise<User> {
     const user = await this.findByEmail(email);
-    await this.#users.setPasswordHash(user.id, await this.#hasher.hash(await checkPassword(password)));
-    await this.#sessions.endOthers(user.id);
+    const passwordHash = await this.#hasher.hash(await checkPassword(password));
+    await this.#transaction(async ({ users, sessions }) => {
+      await users.setPasswordHash(user.id, passwordHash);
+      await sessions.deleteForUser(user.id);
+    });
     return user;
   }
 

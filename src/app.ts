@@ -24,6 +24,7 @@ import { wireProfile } from './profiles/index.ts';
 import { restRoutes } from './rest/routes.ts';
 import { createServices } from './services.ts';
 import { Authenticator } from './sessions/guard.ts';
+import { sessionsRoutes } from './sessions/routes.ts';
 import { AppError } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
 import { usersRoutes } from './users/routes.ts';
@@ -157,7 +158,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.decorateRequest('usherSession', null);
 
   usersRoutes(app, services.users, guard, profile);
-  authRoutes(app, services.auth, services.sessions, guard, profile, metrics);
+  authRoutes(app, services.auth, guard, profile, metrics);
+  sessionsRoutes(app, services.sessions, guard);
   catalogRoutes(app, services.catalog, guard);
   if (profile.serves.restProbe) restRoutes(app);
   healthRoutes(app, database, schema);

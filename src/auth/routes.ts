@@ -1,12 +1,11 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ErrorRenderer } from '../plugins/errors.ts';
-import type { Metrics } from '../plugins/metrics.ts';
+import type { Metrics, SigninOutcomeLabel } from '../plugins/metrics.ts';
 import type { WireProfile } from '../profiles/index.ts';
 import type { Authenticator } from '../sessions/guard.ts';
-import type { SessionService } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import type { App } from '../shared/fastify.ts';
-import { errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
 import type { AuthService } from './service.ts';
 
 // Unused fields are ignored (CONTRACT), but a field that is there must be a string: no coercion.
@@ -28,31 +27,58 @@ function signinMessage(statusCode: number): string {
   return 'The request body must be a JSON object with string fields email and password.';
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The account a sign-in attempt was about, when it has one: for the audit line. */
+    signinUserId: bigint | null;
+  }
+}
+
+/** The audit label of a sign-in attempt, from how it was answered. */
+function outcomeOf(statusCode: number): SigninOutcomeLabel {
+  if (statusCode === 200 || statusCode === 201) return 'success';
+  if (statusCode === 401) return 'failure';
+  if (statusCode === 429) return 'throttled';
+  return statusCode >= 500 ? 'unavailable' : 'invalid';
+}
+
 export function authRoutes(
   app: App,
   auth: AuthService,
-  sessions: SessionService,
   guard: Authenticator,
   profile: WireProfile,
   metrics: Pick<Metrics, 'signin'>,
 ): void {
-  // Every failure on this route, whatever raised it, is SIGNIN_FAILED in the profile's shape.
-  const renderError: ErrorRenderer = (f, request) => {
-    // Attempts the handler never saw (unreadable bodies, outages) are counted and logged here.
-    if (f.statusCode !== 401 && f.statusCode !== 429) {
-      const outcome = f.statusCode >= 500 ? 'unavailable' : 'invalid';
-      metrics.signin(outcome);
-      request.log.info(
-        { event: 'signin', outcome, status: f.statusCode, address: request.ip },
-        'sign-in attempt',
-      );
-    }
-    return { statusCode: f.statusCode, body: profile.signinFailure(signinMessage(f.statusCode)) };
+  app.decorateRequest('signinUserId', null);
+
+  // Every attempt, however it ended (judged, throttled, unreadable, the database down), gets one
+  // metric and one audit line here, once it has been answered.
+  const audit = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    const outcome = outcomeOf(reply.statusCode);
+    metrics.signin(outcome);
+    request.log.info(
+      {
+        event: 'signin',
+        outcome,
+        status: reply.statusCode,
+        userId: request.signinUserId === null ? undefined : String(request.signinUserId),
+        address: request.ip,
+      },
+      'sign-in attempt',
+    );
+    done();
   };
+
+  // Every failure on this route, whatever raised it, is SIGNIN_FAILED in the profile's shape.
+  const renderError: ErrorRenderer = (f) => ({
+    statusCode: f.statusCode,
+    body: profile.signinFailure(signinMessage(f.statusCode)),
+  });
 
   app.post(
     '/api/signin',
     {
+      onResponse: audit,
       schema: {
         summary: 'Sign in with email and password',
         body: SigninBody,
@@ -63,20 +89,8 @@ export function authRoutes(
     async (request, reply) => {
       const { email = '', password = '' } = request.body;
       const outcome = await auth.signIn(email, password, request.ip);
-      metrics.signin(outcome.ok ? 'success' : outcome.reason === 'throttled' ? 'throttled' : 'failure');
-      request.log.info(
-        {
-          event: 'signin',
-          outcome: outcome.ok ? 'success' : outcome.reason === 'throttled' ? 'throttled' : 'failure',
-          userId: outcome.ok
-            ? String(outcome.user.id)
-            : outcome.reason === 'credentials' && outcome.userId
-              ? String(outcome.userId)
-              : undefined,
-          address: request.ip,
-        },
-        'sign-in attempt',
-      );
+      if (outcome.ok) request.signinUserId = outcome.user.id;
+      else if (outcome.reason === 'credentials') request.signinUserId = outcome.userId ?? null;
       if (!outcome.ok) {
         if (outcome.reason === 'throttled') {
           throw new AppError('SIGNIN_FAILED', signinMessage(429), 429, {
@@ -89,24 +103,6 @@ export function authRoutes(
       // Bearer token by clients that cannot keep cookies).
       guard.setCookie(request, reply, outcome.token);
       return profile.signinSuccess(outcome.user);
-    },
-  );
-
-  app.post(
-    '/api/signout',
-    {
-      schema: {
-        summary: 'End the current session (cookie or Bearer token)',
-        response: { 204: Type.Null(), default: errorBody('FORBIDDEN', ...SERVER_ERRORS) },
-      },
-      config: { noStore: true },
-    },
-    async (request, reply) => {
-      // Idempotent: signing out without a (valid) session still clears the cookie and answers 204.
-      const session = await guard.session(request);
-      if (session) await sessions.end(session.tokenHash);
-      guard.clearCookie(request, reply);
-      return reply.code(204).send(null);
     },
   );
 }

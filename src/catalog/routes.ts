@@ -3,11 +3,20 @@ import { Type } from 'typebox';
 import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import { type Authenticator, SESSION_SECURITY } from '../sessions/guard.ts';
 import type { App } from '../shared/fastify.ts';
-import { ID_PATTERN, parseId } from '../shared/ids.ts';
+import { ID_PATTERN, requireId } from '../shared/ids.ts';
 import { pageRequest } from '../shared/paging.ts';
 import { BODY_ERRORS, errorBody, Id, SERVER_ERRORS } from '../shared/schemas.ts';
 import { PRODUCT_SORT_KEYS, type Product, REVIEW_SORT_KEYS, type Review } from './model.ts';
-import { type CatalogService, PRODUCT_NAME_MAX, TEXT_MAX } from './service.ts';
+import {
+  type CatalogService,
+  PRODUCT_NAME_MAX,
+  productNotFound,
+  reviewNotFound,
+  TEXT_MAX,
+} from './service.ts';
+
+const productId = (raw: string) => requireId(raw, productNotFound);
+const reviewId = (raw: string) => requireId(raw, reviewNotFound);
 
 const idParam = (what: string) => Type.String({ pattern: ID_PATTERN, description: `${what} id` });
 const ProductParams = Type.Object({ id: idParam('Product') });
@@ -131,7 +140,7 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
         response: { 200: ProductSchema, default: errorBody('NOT_FOUND', ...SERVER_ERRORS) },
       },
     },
-    async (request) => productBody(await catalog.product(parseId(request.params.id))),
+    async (request) => productBody(await catalog.product(productId(request.params.id))),
   );
 
   app.put(
@@ -148,7 +157,7 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
     },
     async (request) => {
       const session = auth.current(request);
-      return productBody(await catalog.replaceProduct(session, parseId(request.params.id), request.body));
+      return productBody(await catalog.replaceProduct(session, productId(request.params.id), request.body));
     },
   );
 
@@ -165,7 +174,7 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
     },
     async (request, reply) => {
       const session = auth.current(request);
-      await catalog.deleteProduct(session, parseId(request.params.id));
+      await catalog.deleteProduct(session, productId(request.params.id));
       return reply.code(204).send(null);
     },
   );
@@ -185,7 +194,7 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
     },
     async (request, reply) => {
       const paging = pageRequest(request.query, 'id' as const);
-      const { items, total } = await catalog.reviews(parseId(request.params.id), paging);
+      const { items, total } = await catalog.reviews(productId(request.params.id), paging);
       setPageHeaders(request, reply, paging, total);
       return items.map(reviewBody);
     },
@@ -205,7 +214,7 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
     },
     async (request, reply) => {
       const session = auth.current(request);
-      const review = await catalog.createReview(session, parseId(request.params.id), request.body);
+      const review = await catalog.createReview(session, productId(request.params.id), request.body);
       created(reply, `/api/products/${review.productId}/reviews/${review.id}`);
       return reviewBody(review);
     },
@@ -221,7 +230,7 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
       },
     },
     async (request) =>
-      reviewBody(await catalog.review(parseId(request.params.id), parseId(request.params.reviewId))),
+      reviewBody(await catalog.review(productId(request.params.id), reviewId(request.params.reviewId))),
   );
 
   app.put(
@@ -238,8 +247,10 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
     },
     async (request) => {
       const session = auth.current(request);
-      const { id, reviewId } = request.params;
-      return reviewBody(await catalog.replaceReview(session, parseId(id), parseId(reviewId), request.body));
+      const { id, reviewId: reviewIdRaw } = request.params;
+      return reviewBody(
+        await catalog.replaceReview(session, productId(id), reviewId(reviewIdRaw), request.body),
+      );
     },
   );
 
@@ -256,7 +267,7 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
     },
     async (request, reply) => {
       const session = auth.current(request);
-      await catalog.deleteReview(session, parseId(request.params.id), parseId(request.params.reviewId));
+      await catalog.deleteReview(session, productId(request.params.id), reviewId(request.params.reviewId));
       return reply.code(204).send(null);
     },
   );

@@ -8,8 +8,8 @@ import type { CatalogRepository, ProductFields } from './repository.ts';
 export const PRODUCT_NAME_MAX = 200;
 export const TEXT_MAX = 5000;
 
-const productNotFound = () => new AppError('NOT_FOUND', 'No product has that id.');
-const reviewNotFound = () => new AppError('NOT_FOUND', 'No review with that id on this product.');
+export const productNotFound = () => new AppError('NOT_FOUND', 'No product has that id.');
+export const reviewNotFound = () => new AppError('NOT_FOUND', 'No review with that id on this product.');
 const notYours = (what: string) => new AppError('FORBIDDEN', `Only the ${what} may change or delete it.`);
 
 function productFields(input: ProductInput): ProductFields {
@@ -36,8 +36,8 @@ export class CatalogService {
     this.#catalog = catalog;
   }
 
-  async product(id: bigint | undefined): Promise<Product> {
-    const product = id === undefined ? undefined : await this.#catalog.findProduct(id);
+  async product(id: bigint): Promise<Product> {
+    const product = await this.#catalog.findProduct(id);
     if (!product) throw productNotFound();
     return product;
   }
@@ -54,7 +54,7 @@ export class CatalogService {
     return this.#catalog.insertProduct(actor.userId, productFields(input));
   }
 
-  async replaceProduct(actor: ActiveSession, id: bigint | undefined, input: ProductInput): Promise<Product> {
+  async replaceProduct(actor: ActiveSession, id: bigint, input: ProductInput): Promise<Product> {
     const fields = productFields(input);
     const existing = await this.product(id);
     if (existing.ownerId !== actor.userId) throw notYours("product's creator");
@@ -63,21 +63,21 @@ export class CatalogService {
     return updated;
   }
 
-  async deleteProduct(actor: ActiveSession, id: bigint | undefined): Promise<void> {
+  async deleteProduct(actor: ActiveSession, id: bigint): Promise<void> {
     const existing = await this.product(id);
     if (existing.ownerId !== actor.userId) throw notYours("product's creator");
     if (!(await this.#catalog.deleteProduct(existing.id, actor.userId))) throw productNotFound();
   }
 
-  async review(productId: bigint | undefined, reviewId: bigint | undefined): Promise<Review> {
+  async review(productId: bigint, reviewId: bigint): Promise<Review> {
     const product = await this.product(productId);
-    const review = reviewId === undefined ? undefined : await this.#catalog.findReview(product.id, reviewId);
+    const review = await this.#catalog.findReview(product.id, reviewId);
     if (!review) throw reviewNotFound();
     return review;
   }
 
   async reviews(
-    productId: bigint | undefined,
+    productId: bigint,
     paging: PageRequest<ReviewSortKey>,
   ): Promise<{ items: Review[]; total: number }> {
     const product = await this.product(productId);
@@ -88,11 +88,7 @@ export class CatalogService {
     return { items, total };
   }
 
-  async createReview(
-    actor: ActiveSession,
-    productId: bigint | undefined,
-    input: ReviewInput,
-  ): Promise<Review> {
+  async createReview(actor: ActiveSession, productId: bigint, input: ReviewInput): Promise<Review> {
     const text = checkStorableText('text', input.text ?? '');
     const product = await this.product(productId);
     try {
@@ -106,8 +102,8 @@ export class CatalogService {
 
   async replaceReview(
     actor: ActiveSession,
-    productId: bigint | undefined,
-    reviewId: bigint | undefined,
+    productId: bigint,
+    reviewId: bigint,
     input: ReviewInput,
   ): Promise<Review> {
     const existing = await this.review(productId, reviewId);
@@ -120,11 +116,7 @@ export class CatalogService {
     return updated;
   }
 
-  async deleteReview(
-    actor: ActiveSession,
-    productId: bigint | undefined,
-    reviewId: bigint | undefined,
-  ): Promise<void> {
+  async deleteReview(actor: ActiveSession, productId: bigint, reviewId: bigint): Promise<void> {
     const existing = await this.review(productId, reviewId);
     if (existing.authorId !== actor.userId) throw notYours("review's author");
     if (!(await this.#catalog.deleteReview(existing.productId, existing.id, actor.userId)))

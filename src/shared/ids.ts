@@ -1,3 +1,5 @@
+import type { AppError } from './errors.ts';
+
 const MAX_ID = 2n ** 63n - 1n;
 
 /** Decimal digits from 1 to 2^63-1, nothing else (no sign, exponent, hex or leading zero). */
@@ -5,8 +7,15 @@ export const ID_PATTERN = '^[1-9][0-9]{0,18}$';
 const ID_REGEX = new RegExp(ID_PATTERN);
 
 /** Parses a path id; undefined for anything that cannot name a row. */
-export function parseId(raw: string): bigint | undefined {
+function parseId(raw: string): bigint | undefined {
   if (!ID_REGEX.test(raw)) return undefined;
   const id = BigInt(raw);
   return id <= MAX_ID ? id : undefined;
+}
+
+/** Parses a path id at the edge: one that cannot name a row is that route's not-found answer. */
+export function requireId(raw: string, notFound: () => AppError): bigint {
+  const id = parseId(raw);
+  if (id === undefined) throw notFound();
+  return id;
 }

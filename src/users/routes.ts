@@ -4,10 +4,10 @@ import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import type { WireProfile } from '../profiles/index.ts';
 import { type Authenticator, SESSION_SECURITY } from '../sessions/guard.ts';
 import type { App } from '../shared/fastify.ts';
-import { ID_PATTERN, parseId } from '../shared/ids.ts';
+import { ID_PATTERN, requireId } from '../shared/ids.ts';
 import { pageRequest } from '../shared/paging.ts';
 import { BODY_ERRORS, codeOnlyErrorBody, errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
-import type { UsersService } from './service.ts';
+import { type UsersService, userNotFound } from './service.ts';
 import { USER_SORT_KEYS } from './user.ts';
 
 const UserIdParams = Type.Object({
@@ -48,7 +48,7 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
       },
       config: documented,
     },
-    async (request) => profile.user(await users.get(parseId(request.params.id))),
+    async (request) => profile.user(await users.get(requireId(request.params.id, userNotFound))),
   );
 
   if (profile.serves.userList) {
@@ -118,7 +118,9 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
     },
     async (request) => {
       const session = auth.current(request);
-      return profile.user(await users.update(session, parseId(request.params.id), request.body));
+      return profile.user(
+        await users.update(session, requireId(request.params.id, userNotFound), request.body),
+      );
     },
   );
 
@@ -139,7 +141,7 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
     },
     async (request, reply) => {
       const session = auth.current(request);
-      await users.delete(session, parseId(request.params.id));
+      await users.delete(session, requireId(request.params.id, userNotFound));
       auth.clearCookie(request, reply);
       return reply.code(204).send(null);
     },

@@ -45,8 +45,8 @@ export class UsersService {
     this.#transaction = transaction;
   }
 
-  async get(id: bigint | undefined): Promise<User> {
-    const user = id === undefined ? undefined : await this.#users.findById(id);
+  async get(id: bigint): Promise<User> {
+    const user = await this.#users.findById(id);
     if (!user) throw userNotFound();
     return user;
   }
@@ -59,8 +59,7 @@ export class UsersService {
    * PUT /api/users/{id}: a user replaces their own email and name, and optionally password. A new
    * password ends every other session of theirs; the session making the change stays.
    */
-  async update(actor: ActiveSession, id: bigint | undefined, input: UserUpdate): Promise<User> {
-    if (id === undefined) throw userNotFound();
+  async update(actor: ActiveSession, id: bigint, input: UserUpdate): Promise<User> {
     if (id !== actor.userId) throw forbidden();
     const email = checkEmail(input.email);
     const name = checkName(input.name);
@@ -84,8 +83,7 @@ export class UsersService {
   }
 
   /** DELETE /api/users/{id}: only oneself; sessions, products and reviews go too. */
-  async delete(actor: ActiveSession, id: bigint | undefined): Promise<void> {
-    if (id === undefined) throw userNotFound();
+  async delete(actor: ActiveSession, id: bigint): Promise<void> {
     if (id !== actor.userId) throw forbidden();
     if (!(await this.#users.delete(id))) throw userNotFound();
   }

@@ -8,22 +8,24 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
 import { healthRoutes } from './health/routes.ts';
-import { registerAccessLog } from './plugins/access-log.ts';
+import { accessLogPlugin } from './plugins/access-log.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
+  errorsPlugin,
   frameworkError,
   MAX_SEGMENT_LENGTH,
   neutraliseUnroutableSegments,
-  registerErrorHandling,
 } from './plugins/errors.ts';
-import { createMetrics, registerMetrics } from './plugins/metrics.ts';
-import { registerDocs, registerOpenApi } from './plugins/openapi.ts';
-import { registerSecurityHeaders } from './plugins/security-headers.ts';
-import { registerGracefulShutdown } from './plugins/shutdown.ts';
+import { createMetrics, metricsPlugin } from './plugins/metrics.ts';
+import { docsPlugin, openApiPlugin } from './plugins/openapi.ts';
+import { securityHeadersPlugin } from './plugins/security-headers.ts';
+import { shutdownPlugin } from './plugins/shutdown.ts';
 import { wireProfile } from './profiles/index.ts';
 import { restRoutes } from './rest/routes.ts';
 import { createServices } from './services.ts';
+
 import { Authenticator } from './sessions/guard.ts';
+import { sessionPlugin } from './sessions/plugin.ts';
 import { sessionsRoutes } from './sessions/routes.ts';
 import { AppError } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
@@ -128,10 +130,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   // Only JSON bodies are read; anything else is a 415 before it reaches a handler.
   app.removeContentTypeParser('text/plain');
-  registerErrorHandling(app);
-  registerGracefulShutdown(app);
-  registerSecurityHeaders(app);
-  registerAccessLog(app);
+  await app.register(errorsPlugin);
+  await app.register(shutdownPlugin);
+  await app.register(securityHeadersPlugin);
+  await app.register(accessLogPlugin);
   if (config.corsOrigins.length > 0) {
     // CORS stays off unless origins are listed; listed origins may send credentials.
     await app.register(cors, {
@@ -146,8 +148,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   const profile = wireProfile(config.profile);
   const metrics = createMetrics(database);
-  await registerOpenApi(app, config.profile);
-  registerMetrics(app, metrics);
   const services = createServices(config, database);
   services.hasher.onHash = metrics.hashSeconds;
   const guard = new Authenticator(
@@ -155,15 +155,17 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     { secure: config.session.cookieSecure },
     config.corsOrigins,
   );
-  app.decorateRequest('usherSession', null);
+  await app.register(sessionPlugin, { guard });
+  await app.register(openApiPlugin, { profile: config.profile });
+  await app.register(metricsPlugin, { metrics });
 
-  usersRoutes(app, services.users, guard, profile);
-  authRoutes(app, services.auth, guard, profile, metrics);
-  sessionsRoutes(app, services.sessions, guard);
-  catalogRoutes(app, services.catalog, guard);
-  if (profile.serves.restProbe) restRoutes(app);
-  healthRoutes(app, database, schema);
-  await registerDocs(app);
+  await app.register(usersRoutes, { users: services.users, guard, profile });
+  await app.register(authRoutes, { auth: services.auth, guard, profile, metrics });
+  await app.register(sessionsRoutes, { sessions: services.sessions, guard });
+  await app.register(catalogRoutes, { catalog: services.catalog });
+  if (profile.serves.restProbe) await app.register(restRoutes);
+  await app.register(healthRoutes, { database, schema });
+  await app.register(docsPlugin);
 
   // Expired sessions and sign-in failures are removed in the background, never by a request.
   const housekeeping = setInterval(() => {

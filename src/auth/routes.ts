@@ -1,3 +1,4 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ErrorRenderer } from '../plugins/errors.ts';
@@ -5,7 +6,6 @@ import type { Metrics, SigninOutcomeLabel } from '../plugins/metrics.ts';
 import type { WireProfile } from '../profiles/index.ts';
 import type { Authenticator } from '../sessions/guard.ts';
 import { AppError } from '../shared/errors.ts';
-import type { App } from '../shared/fastify.ts';
 import type { AuthService } from './service.ts';
 
 // Unused fields are ignored (CONTRACT), but a field that is there must be a string: no coercion.
@@ -42,13 +42,17 @@ function outcomeOf(statusCode: number): SigninOutcomeLabel {
   return statusCode >= 500 ? 'unavailable' : 'invalid';
 }
 
-export function authRoutes(
-  app: App,
-  auth: AuthService,
-  guard: Authenticator,
-  profile: WireProfile,
-  metrics: Pick<Metrics, 'signin'>,
-): void {
+export interface AuthRoutesOptions {
+  auth: AuthService;
+  guard: Authenticator;
+  profile: WireProfile;
+  metrics: Pick<Metrics, 'signin'>;
+}
+
+export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
+  app,
+  { auth, guard, profile, metrics },
+) => {
   app.decorateRequest('signinUserId', null);
 
   // Every attempt, however it ended (judged, throttled, unreadable, the database down), gets one
@@ -105,4 +109,4 @@ export function authRoutes(
       return profile.signinSuccess(outcome.user);
     },
   );
-}
+};

@@ -1,8 +1,8 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
-import { type Authenticator, SESSION_SECURITY } from '../sessions/guard.ts';
-import type { App } from '../shared/fastify.ts';
+import { currentSession } from '../sessions/guard.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
 import { pageRequest } from '../shared/paging.ts';
 import { BODY_ERRORS, errorBody, Id, SERVER_ERRORS } from '../shared/schemas.ts';
@@ -94,7 +94,10 @@ const WRITE_ERRORS = ['UNAUTHENTICATED', 'FORBIDDEN', ...SERVER_ERRORS] as const
 const created = (reply: FastifyReply, location: string) => reply.code(201).header('location', location);
 
 /** /api/products and its nested /api/products/{id}/reviews: SPEC 4.2's REST convention. */
-export function catalogRoutes(app: App, catalog: CatalogService, auth: Authenticator): void {
+export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService }> = async (
+  app,
+  { catalog },
+) => {
   app.get(
     '/api/products',
     {
@@ -115,16 +118,15 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
   app.post(
     '/api/products',
     {
-      onRequest: auth.required,
       schema: {
-        security: SESSION_SECURITY,
         summary: 'Create a product',
         body: ProductBody,
         response: { 201: ProductSchema, default: errorBody(...WRITE_ERRORS, ...BODY_ERRORS) },
       },
+      config: { auth: 'session' },
     },
     async (request, reply) => {
-      const session = auth.current(request);
+      const session = currentSession(request);
       const product = await catalog.createProduct(session, request.body);
       created(reply, `/api/products/${product.id}`);
       return productBody(product);
@@ -146,17 +148,16 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
   app.put(
     '/api/products/:id',
     {
-      onRequest: auth.required,
       schema: {
-        security: SESSION_SECURITY,
         summary: "Replace a product's name, description and price (its creator only)",
         params: ProductParams,
         body: ProductBody,
         response: { 200: ProductSchema, default: errorBody(...WRITE_ERRORS, 'NOT_FOUND', ...BODY_ERRORS) },
       },
+      config: { auth: 'session' },
     },
     async (request) => {
-      const session = auth.current(request);
+      const session = currentSession(request);
       return productBody(await catalog.replaceProduct(session, productId(request.params.id), request.body));
     },
   );
@@ -164,16 +165,15 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
   app.delete(
     '/api/products/:id',
     {
-      onRequest: auth.required,
       schema: {
-        security: SESSION_SECURITY,
         summary: 'Delete a product and its reviews (its creator only)',
         params: ProductParams,
         response: { 204: Type.Null(), default: errorBody(...WRITE_ERRORS, 'NOT_FOUND') },
       },
+      config: { auth: 'session' },
     },
     async (request, reply) => {
-      const session = auth.current(request);
+      const session = currentSession(request);
       await catalog.deleteProduct(session, productId(request.params.id));
       return reply.code(204).send(null);
     },
@@ -203,17 +203,16 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
   app.post(
     '/api/products/:id/reviews',
     {
-      onRequest: auth.required,
       schema: {
-        security: SESSION_SECURITY,
         summary: 'Review a product',
         params: ProductParams,
         body: ReviewBody,
         response: { 201: ReviewSchema, default: errorBody(...WRITE_ERRORS, 'NOT_FOUND', ...BODY_ERRORS) },
       },
+      config: { auth: 'session' },
     },
     async (request, reply) => {
-      const session = auth.current(request);
+      const session = currentSession(request);
       const review = await catalog.createReview(session, productId(request.params.id), request.body);
       created(reply, `/api/products/${review.productId}/reviews/${review.id}`);
       return reviewBody(review);
@@ -236,17 +235,16 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
   app.put(
     '/api/products/:id/reviews/:reviewId',
     {
-      onRequest: auth.required,
       schema: {
-        security: SESSION_SECURITY,
         summary: "Replace a review's rating and text (its author only)",
         params: ReviewParams,
         body: ReviewBody,
         response: { 200: ReviewSchema, default: errorBody(...WRITE_ERRORS, 'NOT_FOUND', ...BODY_ERRORS) },
       },
+      config: { auth: 'session' },
     },
     async (request) => {
-      const session = auth.current(request);
+      const session = currentSession(request);
       const { id, reviewId: reviewIdRaw } = request.params;
       return reviewBody(
         await catalog.replaceReview(session, productId(id), reviewId(reviewIdRaw), request.body),
@@ -257,18 +255,17 @@ export function catalogRoutes(app: App, catalog: CatalogService, auth: Authentic
   app.delete(
     '/api/products/:id/reviews/:reviewId',
     {
-      onRequest: auth.required,
       schema: {
-        security: SESSION_SECURITY,
         summary: 'Delete a review (its author only)',
         params: ReviewParams,
         response: { 204: Type.Null(), default: errorBody(...WRITE_ERRORS, 'NOT_FOUND') },
       },
+      config: { auth: 'session' },
     },
     async (request, reply) => {
-      const session = auth.current(request);
+      const session = currentSession(request);
       await catalog.deleteReview(session, productId(request.params.id), reviewId(request.params.reviewId));
       return reply.code(204).send(null);
     },
   );
-}
+};

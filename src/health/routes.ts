@@ -1,14 +1,22 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Database } from '../db/database.ts';
 import type { SchemaReadiness } from '../db/schema-readiness.ts';
 import { AppError } from '../shared/errors.ts';
-import type { App } from '../shared/fastify.ts';
 import { errorBody } from '../shared/schemas.ts';
 
 const Status = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false });
 const READY_TIMEOUT_MS = 1000;
 
-export function healthRoutes(app: App, database: Database, schema: SchemaReadiness): void {
+export interface HealthRoutesOptions {
+  database: Database;
+  schema: SchemaReadiness;
+}
+
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (
+  app,
+  { database, schema },
+) => {
   app.get(
     '/healthz',
     {
@@ -37,4 +45,4 @@ export function healthRoutes(app: App, database: Database, schema: SchemaReadine
       return { status: 'ok' as const };
     },
   );
-}
+};

@@ -1,6 +1,7 @@
 // The one error path: every failure, from Fastify, Ajv, a service or the database, becomes a
 // Failure and is written by the route's renderer (documented endpoints have their own bodies).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import { AppError, ERROR_CODES, type ErrorCode } from '../shared/errors.ts';
 import type { App } from '../shared/fastify.ts';
@@ -159,9 +160,13 @@ export function frameworkError(_error: FastifyError, _request: FastifyRequest, r
   reply.code(404).send({ error: 'NOT_FOUND', message: 'No such route.' });
 }
 
-export function registerErrorHandling(app: App): void {
-  app.setErrorHandler(handleError);
-  app.setNotFoundHandler((_request, reply) =>
-    reply.code(404).send({ error: 'NOT_FOUND', message: 'No such route.' }),
-  );
-}
+/** The one error path (and the not-found answer), for the whole app. */
+export const errorsPlugin = fp(
+  async (app) => {
+    app.setErrorHandler(handleError);
+    app.setNotFoundHandler((_request, reply) =>
+      reply.code(404).send({ error: 'NOT_FOUND', message: 'No such route.' }),
+    );
+  },
+  { name: 'usher-errors' },
+);

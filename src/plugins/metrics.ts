@@ -1,10 +1,11 @@
 // Prometheus metrics at GET /metrics: requests by route and status, latency, sign-in outcomes,
 // password-hash time, database pool usage, and Node's process metrics. Per process: with
 // WORKERS=N, each scrape answers for the worker that took the connection (see README).
+
+import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { Type } from 'typebox';
 import type { Database } from '../db/database.ts';
-import type { App } from '../shared/fastify.ts';
 
 export type SigninOutcomeLabel = 'success' | 'failure' | 'throttled' | 'invalid' | 'unavailable';
 
@@ -50,41 +51,45 @@ export function createMetrics(database: Database): Metrics {
   };
 }
 
-export function registerMetrics(app: App, metrics: Metrics): void {
-  const requests = new Counter({
-    name: 'usher_http_requests_total',
-    help: 'HTTP requests by method, route pattern and status.',
-    labelNames: ['method', 'route', 'status'],
-    registers: [metrics.registry],
-  });
-  const latency = new Histogram({
-    name: 'usher_http_request_duration_seconds',
-    help: 'HTTP request latency by method and route pattern.',
-    labelNames: ['method', 'route'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [metrics.registry],
-  });
+/** Request metrics for every route, and GET /metrics. */
+export const metricsPlugin = fp<{ metrics: Metrics }>(
+  async (app, { metrics }) => {
+    const requests = new Counter({
+      name: 'usher_http_requests_total',
+      help: 'HTTP requests by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers: [metrics.registry],
+    });
+    const latency = new Histogram({
+      name: 'usher_http_request_duration_seconds',
+      help: 'HTTP request latency by method and route pattern.',
+      labelNames: ['method', 'route'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [metrics.registry],
+    });
 
-  // Route patterns, not raw URLs, so label cardinality stays bounded whatever clients send.
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    requests.inc({ method: request.method, route, status: reply.statusCode });
-    latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
-    done();
-  });
+    // Route patterns, not raw URLs, so label cardinality stays bounded whatever clients send.
+    app.addHook('onResponse', (request, reply, done) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      requests.inc({ method: request.method, route, status: reply.statusCode });
+      latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+      done();
+    });
 
-  app.get(
-    '/metrics',
-    {
-      schema: {
-        summary: 'Prometheus metrics (text exposition format)',
-        response: { 200: Type.String({ description: 'Prometheus text format' }) },
+    app.get(
+      '/metrics',
+      {
+        schema: {
+          summary: 'Prometheus metrics (text exposition format)',
+          response: { 200: Type.String({ description: 'Prometheus text format' }) },
+        },
+        config: { usesDatabase: false },
       },
-      config: { usesDatabase: false },
-    },
-    async (_request, reply) => {
-      reply.header('content-type', metrics.registry.contentType);
-      return metrics.registry.metrics();
-    },
-  );
-}
+      async (_request, reply) => {
+        reply.header('content-type', metrics.registry.contentType);
+        return metrics.registry.metrics();
+      },
+    );
+  },
+  { name: 'usher-metrics', dependencies: ['usher-openapi'] },
+);

@@ -3,9 +3,9 @@
 // the npm package's own assets: no CDN, so it works offline.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import fp from 'fastify-plugin';
 import type { Profile } from '../config.ts';
-import { SESSION_COOKIE } from '../sessions/guard.ts';
-import type { App } from '../shared/fastify.ts';
+import { SESSION_COOKIE, SESSION_SECURITY } from '../sessions/guard.ts';
 
 export const DOCS_PREFIX = '/docs';
 
@@ -18,48 +18,65 @@ function tagFor(url: string): string {
   return 'operations';
 }
 
-/** Must run before any route is added: @fastify/swagger collects routes as they are registered. */
-export async function registerOpenApi(app: App, profile: Profile): Promise<void> {
-  await app.register(swagger, {
-    transform: ({ schema, url }) => ({ schema: { ...schema, tags: [tagFor(url)] }, url }),
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Usher',
-        version: '0.1.0',
-        description:
-          `User lookup, registration, sign-in and sessions, plus products with nested reviews. This server runs ` +
-          `profile ${profile.toUpperCase()}, which fixes the wire format of the documented endpoints ` +
-          '(GET /api/users/{id}, GET /api/users, POST /api/signin, POST /rest). Every failure has a top-level ' +
-          '`error` code; the codes each route can answer with are listed under its responses.',
-      },
-      components: {
-        securitySchemes: {
-          sessionCookie: {
-            type: 'apiKey',
-            in: 'cookie',
-            name: SESSION_COOKIE,
-            description: 'Set by POST /api/signin (HttpOnly; SameSite=Lax).',
-          },
-          bearerToken: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'The same session token, for clients that do not keep cookies.',
+/**
+ * Must be registered before any route: @fastify/swagger collects routes as they are added. A
+ * route that needs a session (config.auth) is documented with the session security schemes.
+ */
+export const openApiPlugin = fp<{ profile: Profile }>(
+  async (app, { profile }) => {
+    await app.register(swagger, {
+      transform: ({ schema, url, route }) => ({
+        schema: {
+          ...schema,
+          tags: [tagFor(url)],
+          ...(route.config?.auth === 'session' ? { security: SESSION_SECURITY } : {}),
+        },
+        url,
+      }),
+      openapi: {
+        openapi: '3.1.0',
+        info: {
+          title: 'Usher',
+          version: '0.1.0',
+          description:
+            `User lookup, registration, sign-in and sessions, plus products with nested reviews. This server runs ` +
+            `profile ${profile.toUpperCase()}, which fixes the wire format of the documented endpoints ` +
+            '(GET /api/users/{id}, GET /api/users, POST /api/signin, POST /rest). Every failure has a top-level ' +
+            '`error` code; the codes each route can answer with are listed under its responses.',
+        },
+        components: {
+          securitySchemes: {
+            sessionCookie: {
+              type: 'apiKey',
+              in: 'cookie',
+              name: SESSION_COOKIE,
+              description: 'Set by POST /api/signin (HttpOnly; SameSite=Lax).',
+            },
+            bearerToken: {
+              type: 'http',
+              scheme: 'bearer',
+              description: 'The same session token, for clients that do not keep cookies.',
+            },
           },
         },
       },
-    },
-  });
-}
+    });
+  },
+  { name: 'usher-openapi' },
+);
 
-export async function registerDocs(app: App): Promise<void> {
-  app.get('/openapi.json', { schema: { hide: true }, config: { usesDatabase: false } }, async () =>
-    app.swagger(),
-  );
-  await app.register(swaggerUi, {
-    routePrefix: DOCS_PREFIX,
-    // Swagger UI's own strict CSP (hashes of its inline code) replaces the JSON one on these pages.
-    staticCSP: true,
-    uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0 },
-  });
-}
+/** GET /openapi.json and the browsable docs at /docs; registered after every route. */
+export const docsPlugin = fp(
+  async (app) => {
+    app.get('/openapi.json', { schema: { hide: true }, config: { usesDatabase: false } }, async () =>
+      app.swagger(),
+    );
+    await app.register(swaggerUi, {
+      routePrefix: DOCS_PREFIX,
+      // Swagger UI's own strict CSP (hashes of its inline code) replaces the JSON one on these pages.
+      staticCSP: true,
+      uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0 },
+    });
+  },
+  { name: 'usher-docs', dependencies: ['usher-openapi'] },
+);

@@ -1,5 +1,5 @@
+import fp from 'fastify-plugin';
 import { AppError } from '../shared/errors.ts';
-import type { App } from '../shared/fastify.ts';
 
 const IDLE_SWEEP_MS = 100;
 
@@ -9,22 +9,25 @@ const IDLE_SWEEP_MS = 100;
  * it. server.close() only drops connections idle at that instant, so connections still busy are
  * swept as soon as they go idle: a keep-alive client does not hold the exit for keepAliveTimeout.
  */
-export function registerGracefulShutdown(app: App): void {
-  let closing = false;
-  let sweep: NodeJS.Timeout | undefined;
-  app.addHook('preClose', async () => {
-    closing = true;
-    sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
-    sweep.unref();
-  });
-  app.addHook('onClose', async () => {
-    clearInterval(sweep);
-  });
-  app.addHook('onRequest', (_request, _reply, done) => {
-    done(
-      closing
-        ? new AppError('UNAVAILABLE', 'The server is shutting down; retry on another instance.')
-        : undefined,
-    );
-  });
-}
+export const shutdownPlugin = fp(
+  async (app) => {
+    let closing = false;
+    let sweep: NodeJS.Timeout | undefined;
+    app.addHook('preClose', async () => {
+      closing = true;
+      sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+      sweep.unref();
+    });
+    app.addHook('onClose', async () => {
+      clearInterval(sweep);
+    });
+    app.addHook('onRequest', (_request, _reply, done) => {
+      done(
+        closing
+          ? new AppError('UNAVAILABLE', 'The server is shutting down; retry on another instance.')
+          : undefined,
+      );
+    });
+  },
+  { name: 'usher-shutdown', dependencies: ['usher-errors'] },
+);

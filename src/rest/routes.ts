@@ -1,6 +1,6 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { ErrorRenderer } from '../plugins/errors.ts';
-import type { App } from '../shared/fastify.ts';
 
 const RestSupport = Type.Object({ restSupport: Type.Boolean() }, { additionalProperties: false });
 
@@ -8,7 +8,7 @@ const RestSupport = Type.Object({ restSupport: Type.Boolean() }, { additionalPro
 const renderError: ErrorRenderer = () => ({ statusCode: 200, body: { restSupport: false } });
 
 /** POST /rest (profile B): says whether the body is a JSON object with a string email; echoes nothing. */
-export function restRoutes(app: App): void {
+export const restRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/rest',
     {
@@ -29,4 +29,4 @@ export function restRoutes(app: App): void {
       return { restSupport };
     },
   );
-}
+};

@@ -8,6 +8,10 @@ declare module 'fastify' {
     /** Set by Authenticator.required on routes that need a signed-in user. */
     usherSession: ActiveSession | null;
   }
+  interface FastifyContextConfig {
+    /** `session`: the route needs a signed-in user (cookie or Bearer token). */
+    auth?: 'session';
+  }
 }
 
 export const SESSION_COOKIE = 'usher_session';
@@ -19,15 +23,6 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export interface CookiePolicy {
   /** `always`: every cookie is Secure; `auto`: only when the request came over https. */
   secure: 'auto' | 'always';
-}
-
-function readCookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
 }
 
 function readBearer(header: string | undefined): string | undefined {
@@ -54,6 +49,12 @@ function isCrossSite(request: FastifyRequest, allowedOrigins: ReadonlySet<string
   }
 }
 
+/** The session the route's `auth: 'session'` check established for this request. */
+export function currentSession(request: FastifyRequest): ActiveSession {
+  if (!request.usherSession) throw unauthenticated();
+  return request.usherSession;
+}
+
 const unauthenticated = () =>
   new AppError('UNAUTHENTICATED', 'Sign in first: send the session cookie or a Bearer token.');
 
@@ -73,7 +74,7 @@ export class Authenticator {
   async session(request: FastifyRequest): Promise<ActiveSession | undefined> {
     const bearer = readBearer(request.headers.authorization);
     if (bearer) return this.#sessions.resolve(bearer);
-    const cookie = readCookie(request.headers.cookie, SESSION_COOKIE);
+    const cookie = request.cookies[SESSION_COOKIE];
     if (!cookie) return undefined;
     if (!SAFE_METHODS.has(request.method) && isCrossSite(request, this.#allowedOrigins)) {
       throw new AppError('FORBIDDEN', 'Cross-site requests cannot use the session cookie.');
@@ -82,8 +83,9 @@ export class Authenticator {
   }
 
   /**
-   * onRequest hook of every write route: 401 UNAUTHENTICATED (or 403 for a cross-site cookie)
-   * before the body is even read, so anonymous callers learn nothing from validation errors.
+   * The onRequest check of every route whose config says `auth: 'session'`: 401 UNAUTHENTICATED
+   * (or 403 for a cross-site cookie) before the body is even read, so anonymous callers learn
+   * nothing from validation errors.
    */
   readonly required = async (request: FastifyRequest): Promise<void> => {
     const session = await this.session(request);
@@ -91,23 +93,19 @@ export class Authenticator {
     request.usherSession = session;
   };
 
-  /** The session `required` established for this request. */
-  current(request: FastifyRequest): ActiveSession {
-    if (!request.usherSession) throw unauthenticated();
-    return request.usherSession;
-  }
-
   setCookie(request: FastifyRequest, reply: FastifyReply, token: string): void {
-    const maxAge = Math.floor(this.#sessions.policy.absoluteTtlMs / 1000);
-    reply.header('set-cookie', `${SESSION_COOKIE}=${token}; ${this.#attributes(request)}; Max-Age=${maxAge}`);
+    reply.setCookie(SESSION_COOKIE, token, {
+      ...this.#attributes(request),
+      maxAge: Math.floor(this.#sessions.policy.absoluteTtlMs / 1000),
+    });
   }
 
   clearCookie(request: FastifyRequest, reply: FastifyReply): void {
-    reply.header('set-cookie', `${SESSION_COOKIE}=; ${this.#attributes(request)}; Max-Age=0`);
+    reply.setCookie(SESSION_COOKIE, '', { ...this.#attributes(request), maxAge: 0 });
   }
 
-  #attributes(request: FastifyRequest): string {
+  #attributes(request: FastifyRequest) {
     const secure = this.#cookie.secure === 'always' || request.protocol === 'https';
-    return `Path=/; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+    return { path: '/', httpOnly: true, sameSite: 'lax', secure } as const;
   }
 }

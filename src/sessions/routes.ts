@@ -1,11 +1,19 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { App } from '../shared/fastify.ts';
 import { errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
 import type { Authenticator } from './guard.ts';
 import type { SessionService } from './service.ts';
 
 /** The caller's own session: ending it. */
-export function sessionsRoutes(app: App, sessions: SessionService, guard: Authenticator): void {
+export interface SessionsRoutesOptions {
+  sessions: SessionService;
+  guard: Authenticator;
+}
+
+export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = async (
+  app,
+  { sessions, guard },
+) => {
   app.post(
     '/api/signout',
     {
@@ -23,4 +31,4 @@ export function sessionsRoutes(app: App, sessions: SessionService, guard: Authen
       return reply.code(204).send(null);
     },
   );
-}
+};

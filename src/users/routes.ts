@@ -1,9 +1,9 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { type ErrorRenderer, renderCodeOnly } from '../plugins/errors.ts';
 import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import type { WireProfile } from '../profiles/index.ts';
-import { type Authenticator, SESSION_SECURITY } from '../sessions/guard.ts';
-import type { App } from '../shared/fastify.ts';
+import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
 import { pageRequest } from '../shared/paging.ts';
 import { BODY_ERRORS, codeOnlyErrorBody, errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
@@ -37,7 +37,16 @@ const documented: { renderError: ErrorRenderer; notFoundCode: 'USER_NOT_FOUND'; 
   noStore: true,
 };
 
-export function usersRoutes(app: App, users: UsersService, auth: Authenticator, profile: WireProfile): void {
+export interface UsersRoutesOptions {
+  users: UsersService;
+  guard: Authenticator;
+  profile: WireProfile;
+}
+
+export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (
+  app,
+  { users, guard, profile },
+) => {
   app.get(
     '/api/users/:id',
     {
@@ -97,9 +106,7 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
   app.put(
     '/api/users/:id',
     {
-      onRequest: auth.required,
       schema: {
-        security: SESSION_SECURITY,
         summary: 'Replace your own email and name (and optionally password)',
         params: UserIdParams,
         body: UpdateBody,
@@ -114,10 +121,10 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
           ),
         },
       },
-      config: { notFoundCode: 'USER_NOT_FOUND', noStore: true },
+      config: { auth: 'session', notFoundCode: 'USER_NOT_FOUND', noStore: true },
     },
     async (request) => {
-      const session = auth.current(request);
+      const session = currentSession(request);
       return profile.user(
         await users.update(session, requireId(request.params.id, userNotFound), request.body),
       );
@@ -127,9 +134,7 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
   app.delete(
     '/api/users/:id',
     {
-      onRequest: auth.required,
       schema: {
-        security: SESSION_SECURITY,
         summary: 'Delete your own account',
         params: UserIdParams,
         response: {
@@ -137,13 +142,13 @@ export function usersRoutes(app: App, users: UsersService, auth: Authenticator, 
           default: errorBody(...AUTH_ERRORS, 'USER_NOT_FOUND', ...SERVER_ERRORS),
         },
       },
-      config: { notFoundCode: 'USER_NOT_FOUND', noStore: true },
+      config: { auth: 'session', notFoundCode: 'USER_NOT_FOUND', noStore: true },
     },
     async (request, reply) => {
-      const session = auth.current(request);
+      const session = currentSession(request);
       await users.delete(session, requireId(request.params.id, userNotFound));
-      auth.clearCookie(request, reply);
+      guard.clearCookie(request, reply);
       return reply.code(204).send(null);
     },
   );
-}
+};

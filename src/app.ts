@@ -27,6 +27,7 @@ import { createServices } from './services.ts';
 import { Authenticator } from './sessions/guard.ts';
 import { sessionPlugin } from './sessions/plugin.ts';
 import { sessionsRoutes } from './sessions/routes.ts';
+import type { Clock } from './sessions/service.ts';
 import { AppError } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
 import { usersRoutes } from './users/routes.ts';
@@ -36,6 +37,8 @@ export interface AppOptions {
   logStream?: DestinationStream;
   /** An already-open database; by default one is opened from config.databaseUrl. */
   database?: Database;
+  /** The clock of sessions and the throttle (tests move it instead of sleeping); Date.now by default. */
+  clock?: Clock;
 }
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -148,7 +151,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   const profile = wireProfile(config.profile);
   const metrics = createMetrics(database);
-  const services = createServices(config, database);
+  const services = createServices(config, database, options.clock);
   services.hasher.onHash = metrics.hashSeconds;
   const guard = new Authenticator(
     services.sessions,

@@ -11,7 +11,7 @@ import type { Database } from './db/database.ts';
 import { inTransaction } from './db/transactions.ts';
 import { PasswordHasher } from './passwords/hasher.ts';
 import { SessionsRepository } from './sessions/repository.ts';
-import { SessionService } from './sessions/service.ts';
+import { type Clock, SessionService } from './sessions/service.ts';
 import { UsersRepository } from './users/repository.ts';
 import { UsersService } from './users/service.ts';
 
@@ -26,12 +26,13 @@ export interface Services {
   housekeeping(): Promise<void>;
 }
 
-export function createServices(config: Config, database: Database): Services {
+/** `now`: the clock sessions and the throttle read; tests pass one they can move. */
+export function createServices(config: Config, database: Database, now: Clock = Date.now): Services {
   const rowLocks = database.dialect === 'postgres';
   const hasher = new PasswordHasher(config.passwordHash);
   const usersRepository = new UsersRepository(database.db, { rowLocks });
-  const sessions = new SessionService(new SessionsRepository(database.db), config.session);
-  const throttle = new SigninThrottle(new SigninAttemptsRepository(database.db), config.throttle);
+  const sessions = new SessionService(new SessionsRepository(database.db), config.session, now);
+  const throttle = new SigninThrottle(new SigninAttemptsRepository(database.db), config.throttle, now);
   const accountTransaction = inTransaction(database.db, (trx) => ({
     users: new UsersRepository(trx, { rowLocks }),
     sessions: new SessionsRepository(trx),

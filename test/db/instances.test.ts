@@ -1,7 +1,7 @@
 // Several Usher processes on one PostgreSQL database act as one service.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { newUser } from '../helpers/app.ts';
+import { newUser, sessionToken } from '../helpers/app.ts';
 import { postJson, type ServerProcess, startServer } from '../helpers/process.ts';
 import { freshDatabaseUrl, postgresAvailable } from '../helpers/stores.ts';
 
@@ -67,7 +67,7 @@ describe('Two instances on one database [postgres]', { skip }, () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email: body.email, password: body.password }),
     });
-    const token = /usher_session=([^;]+)/.exec(signin.headers.get('set-cookie') ?? '')?.[1];
+    const token = sessionToken(signin.headers.getSetCookie());
     assert.ok(token);
     const write = (server: ServerProcess) =>
       fetch(`${server.url}/api/products`, {

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { after, before } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.ts';
+import { type AppOptions, buildApp } from '../../src/app.ts';
 import { type Config, loadConfig, type Profile } from '../../src/config.ts';
 import type { App } from '../../src/shared/fastify.ts';
 import type { Store } from './stores.ts';
@@ -38,6 +38,7 @@ export async function startApp(
   store: Store,
   profile: Profile,
   overrides: Partial<Config> = {},
+  options: Pick<AppOptions, 'clock'> = {},
 ): Promise<TestApp> {
   const logs: string[] = [];
   const logStream = new Writable({
@@ -46,7 +47,7 @@ export async function startApp(
       done();
     },
   });
-  const app = await buildApp(testConfig(store, profile, overrides), { logStream });
+  const app = await buildApp(testConfig(store, profile, overrides), { logStream, ...options });
   return {
     app,
     profile,
@@ -91,13 +92,21 @@ export function leaksSecret(text: string, passwords: readonly string[] = []): bo
   );
 }
 
+/** The session token in Set-Cookie header values (any shape a client library gives them in). */
+export function sessionToken(setCookie: string | readonly string[] | null | undefined): string | undefined {
+  for (const cookie of ([] as string[]).concat(setCookie ?? [])) {
+    const token = /(?:^|\n)usher_session=([^;]+)/.exec(cookie)?.[1];
+    if (token) return token;
+  }
+  return undefined;
+}
+
 /** Signs in and returns the session token taken from the Set-Cookie header. */
 export async function signIn(t: TestApp, user: { email: string; password: string }): Promise<string> {
   const res = await t.post('/api/signin', { email: user.email, password: user.password });
   if (res.statusCode !== 200) throw new Error(`sign-in failed: ${res.statusCode} ${res.body}`);
-  const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0] ?? '';
-  const token = /^usher_session=([^;]+)/.exec(cookie)?.[1];
-  if (!token) throw new Error(`no session cookie in ${cookie}`);
+  const token = sessionToken(res.headers['set-cookie']);
+  if (!token) throw new Error(`no session cookie in ${res.headers['set-cookie']}`);
   return token;
 }
 

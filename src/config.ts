@@ -5,6 +5,9 @@ export const PROFILES = ['a', 'b'] as const;
 export type Profile = (typeof PROFILES)[number];
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+
+export const USER_LOOKUPS = ['public', 'signed-in', 'self'] as const;
+export type UserLookup = (typeof USER_LOOKUPS)[number];
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface PasswordHashConfig {
@@ -60,6 +63,37 @@ export interface Config {
   trustProxy: string[];
   /** Origins allowed to call with CORS (credentials included); none by default. */
   corsOrigins: string[];
+  /** Where users reach Usher's pages (links in mails, the passkey relying party); no trailing slash. */
+  publicUrl: string;
+  mail: {
+    /** smtp:// or smtps:// URL of the server that sends; unset: messages are written to `outboxDir`. */
+    smtpUrl: string | undefined;
+    /** The From header of every message. */
+    from: string;
+    /** Where .eml files go when no SMTP server is configured. */
+    outboxDir: string;
+    /** How long a message is retried before it is marked failed. */
+    maxAgeMs: number;
+    /** How long a sender's claim on a message lasts (a killed sender's claim is taken over after it). */
+    claimMs: number;
+    /** How often each instance looks for messages to send (new ones are sent at once regardless). */
+    pollMs: number;
+  };
+  tokens: {
+    passwordResetTtlMs: number;
+    emailVerifyTtlMs: number;
+  };
+  passwordReset: {
+    /** Reset mails per account per window; further asks still answer 202 and send nothing. */
+    perAccount: number;
+    /** Asks per client address per window; further asks get 429. */
+    perAddress: number;
+    windowMs: number;
+  };
+  /** Refuse sign-in (403) to accounts whose email is not verified. */
+  requireVerifiedEmail: boolean;
+  /** Who may read GET /api/users/{id} and GET /api/users. */
+  userLookup: UserLookup;
 }
 
 /** OWASP Password Storage Cheat Sheet minimum for argon2id; production settings may not go below it. */
@@ -113,6 +147,42 @@ function databaseUrl(env: Env): string {
   );
 }
 
+function publicUrl(env: Env, host: string, port: number): string {
+  const raw = env.PUBLIC_URL;
+  if (raw === undefined || raw === '') {
+    const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+    return `http://${shown}:${port}`;
+  }
+  try {
+    const url = new URL(raw);
+    if ((url.protocol === 'http:' || url.protocol === 'https:') && !url.search && !url.hash) {
+      return raw.replace(/\/+$/, '');
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw new ConfigError(
+    'PUBLIC_URL',
+    `"${raw}" is not accepted; expected an http(s) URL like https://id.example.com`,
+  );
+}
+
+function smtpUrl(env: Env): string | undefined {
+  const raw = env.SMTP_URL;
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    const url = new URL(raw);
+    if ((url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname) return raw;
+  } catch {
+    // fall through to the error below
+  }
+  throw new ConfigError('SMTP_URL', 'expected smtp://user:password@host:port or smtps://…');
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  return oneOf(env, name, ['true', 'false'] as const, fallback ? 'true' : 'false') === 'true';
+}
+
 function host(env: Env): string {
   const raw = env.HOST;
   if (raw === undefined || raw === '') return '127.0.0.1';
@@ -154,9 +224,15 @@ function threadpool(env: Env, hashes: number): Config['threadpool'] {
 /** Reads and validates every setting; throws ConfigError naming the first bad one. */
 export function loadConfig(env: Env = process.env): Config {
   const hashes = integer(env, 'HASH_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64);
+  const hostName = host(env);
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const from =
+    env.MAIL_FROM === undefined || env.MAIL_FROM === '' ? 'Usher <no-reply@localhost>' : env.MAIL_FROM;
+  if (/[\r\n]/.test(from))
+    throw new ConfigError('MAIL_FROM', 'must be one line, like "Usher <no-reply@example.com>"');
   return {
-    host: host(env),
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: hostName,
+    port,
     profile: oneOf(env, 'PROFILE', PROFILES, 'b'),
     databaseUrl: databaseUrl(env),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
@@ -200,5 +276,25 @@ export function loadConfig(env: Env = process.env): Config {
       'IP addresses or CIDR ranges, comma-separated, or loopback',
     ),
     corsOrigins: list(env, 'CORS_ORIGINS', ORIGIN, 'origins like https://app.example.com, comma-separated'),
+    publicUrl: publicUrl(env, hostName, port),
+    mail: {
+      smtpUrl: smtpUrl(env),
+      from,
+      outboxDir: env.MAIL_OUTBOX === undefined || env.MAIL_OUTBOX === '' ? './data/outbox' : env.MAIL_OUTBOX,
+      maxAgeMs: integer(env, 'MAIL_RETRY_SECONDS', 24 * 3600, 1, 30 * 24 * 3600) * 1000,
+      claimMs: integer(env, 'MAIL_CLAIM_SECONDS', 60, 1, 3600) * 1000,
+      pollMs: integer(env, 'MAIL_POLL_MS', 5000, 50, 600_000),
+    },
+    tokens: {
+      passwordResetTtlMs: integer(env, 'PASSWORD_RESET_TTL_SECONDS', 1800, 60, 7 * 24 * 3600) * 1000,
+      emailVerifyTtlMs: integer(env, 'EMAIL_VERIFY_TTL_SECONDS', 86400, 60, 30 * 24 * 3600) * 1000,
+    },
+    passwordReset: {
+      perAccount: integer(env, 'PASSWORD_RESET_MAX_PER_ACCOUNT', 3, 1, 1000),
+      perAddress: integer(env, 'PASSWORD_RESET_MAX_PER_ADDRESS', 20, 1, 1_000_000),
+      windowMs: 15 * 60 * 1000,
+    },
+    requireVerifiedEmail: flag(env, 'REQUIRE_VERIFIED_EMAIL', false),
+    userLookup: oneOf(env, 'USER_LOOKUP', USER_LOOKUPS, 'public'),
   };
 }

@@ -92,7 +92,12 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
     },
     async (request, reply) => {
       const { email = '', password = '' } = request.body;
-      const outcome = await auth.signIn(email, password, request.ip);
+      const outcome = await auth.signIn({
+        email,
+        password,
+        address: request.ip,
+        userAgent: request.headers['user-agent'],
+      });
       if (outcome.ok) request.signinUserId = outcome.user.id;
       else if (outcome.reason === 'credentials') request.signinUserId = outcome.userId ?? null;
       if (!outcome.ok) {
@@ -105,7 +110,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
       }
       // The documented body is unchanged; the session rides in the cookie (or is read back as a
       // Bearer token by clients that cannot keep cookies).
-      guard.setCookie(request, reply, outcome.token);
+      guard.setCookie(request, reply, outcome.started.token);
       return profile.signinSuccess(outcome.user);
     },
   );

@@ -1,16 +1,24 @@
 import type { InTransaction } from '../db/transactions.ts';
 import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
-import type { SessionService } from '../sessions/service.ts';
+import type { SessionService, StartedSession } from '../sessions/service.ts';
 import type { UsersRepository } from '../users/repository.ts';
 import { EMAIL_MAX } from '../users/rules.ts';
 import { emailKey, type User } from '../users/user.ts';
 import type { Attempt, SigninThrottle } from './throttle.ts';
 
 export type SigninOutcome =
-  | { ok: true; user: User; token: string }
+  | { ok: true; user: User; started: StartedSession }
   | { ok: false; reason: 'credentials'; userId: bigint | undefined }
   | { ok: false; reason: 'throttled'; retryAfterSeconds: number };
+
+export interface SigninRequest {
+  email: string;
+  password: string;
+  /** The client's address, for the throttle. */
+  address: string;
+  userAgent?: string | undefined;
+}
 
 /** No account can have this email or password: registration refuses them. */
 function impossibleCredentials(email: string, key: string, password: string): boolean {
@@ -60,7 +68,7 @@ export class AuthService {
    * one dummy hash, the same work as a wrong password, so neither the answer nor its timing tells
    * whether the account exists. A session starts only if the verified hash is still the user's.
    */
-  async signIn(email: string, password: string, address: string): Promise<SigninOutcome> {
+  async signIn({ email, password, address, userAgent }: SigninRequest): Promise<SigninOutcome> {
     const key = email.length > EMAIL_MAX * 4 ? '' : emailKey(email);
     if (impossibleCredentials(email, key, password))
       return { ok: false, reason: 'credentials', userId: undefined };
@@ -69,7 +77,7 @@ export class AuthService {
     if (!verdict.allowed)
       return { ok: false, reason: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds };
     try {
-      return await this.#judge(key, password, verdict.attempt);
+      return await this.#judge(key, password, verdict.attempt, userAgent);
     } catch (error) {
       // Too busy to hash: the attempt was never judged, so it is not held against anyone.
       if (error instanceof HashOverloadedError) await verdict.attempt.abandoned();
@@ -77,22 +85,28 @@ export class AuthService {
     }
   }
 
-  async #judge(key: string, password: string, attempt: Attempt): Promise<SigninOutcome> {
+  async #judge(
+    key: string,
+    password: string,
+    attempt: Attempt,
+    userAgent: string | undefined,
+  ): Promise<SigninOutcome> {
     const found = key === '' ? undefined : await this.#users.findCredentials(key);
     const verified = found
       ? await this.#hasher.verify(password, found.passwordHash)
       : await this.#hasher.verifyDummy(password);
     // The hash was read before this request waited for a hashing slot: the password may have
     // changed, or the account gone, since. The session is only created against the same hash.
-    const token = found && verified ? await this.#startIfHash(found.user.id, found.passwordHash) : undefined;
-    if (!found || token === undefined) {
+    const started =
+      found && verified ? await this.#startIfHash(found.user.id, found.passwordHash, userAgent) : undefined;
+    if (!found || started === undefined) {
       await attempt.failed();
       return { ok: false, reason: 'credentials', userId: found?.user.id };
     }
     await attempt.succeeded();
     if (this.#hasher.needsRehash(found.passwordHash))
       await this.#rehash(found.user.id, found.passwordHash, password);
-    return { ok: true, user: found.user, token };
+    return { ok: true, user: found.user, started };
   }
 
   /**
@@ -100,10 +114,14 @@ export class AuthService {
    * that check (which share-locks the row on PostgreSQL): a password change either committed
    * first, and no session starts, or waits and then ends this one.
    */
-  #startIfHash(userId: bigint, passwordHash: string): Promise<string | undefined> {
+  #startIfHash(
+    userId: bigint,
+    passwordHash: string,
+    userAgent: string | undefined,
+  ): Promise<StartedSession | undefined> {
     return this.#transaction(async ({ users, sessions }) =>
       (await users.hasPasswordHash(userId, passwordHash))
-        ? this.#sessions.start(userId, sessions)
+        ? this.#sessions.start(userId, { repository: sessions, userAgent })
         : undefined,
     );
   }

@@ -17,9 +17,13 @@ export const TIMESTAMP_COLUMNS: ReadonlySet<string> = new Set([
   'last_seen_at',
   'expires_at',
   'written_at',
+  'email_verified_at',
+  'sent_at',
 ]);
+/** A nullable timestamp. */
+type MaybeTimestamp = ColumnType<Date | null, string | null | undefined, string | null>;
 /** 32-bit integer columns, by name: numbers on PostgreSQL, so SQLite's adapter reads them as numbers. */
-export const INT4_COLUMNS: ReadonlySet<string> = new Set(['rating']);
+export const INT4_COLUMNS: ReadonlySet<string> = new Set(['rating', 'attempts']);
 
 export interface UsersTable {
   id: GeneratedInt8;
@@ -30,15 +34,59 @@ export interface UsersTable {
   password_hash: string;
   created_at: Timestamp;
   updated_at: Timestamp;
+  email_verified_at: MaybeTimestamp;
 }
 
 export interface SessionsTable {
   /** SHA-256 of the token, hex: the token itself is never stored. */
   token_hash: string;
+  /** The id users see and name (never the token or its hash). */
+  public_id: string;
   user_id: Int8;
   created_at: Timestamp;
   last_seen_at: Timestamp;
   expires_at: Timestamp;
+  user_agent: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export type AccountTokenPurpose = 'password-reset' | 'email-verify';
+
+export interface AccountTokensTable {
+  /** SHA-256 of the token, hex: the token itself is only ever in the mail. */
+  token_hash: string;
+  user_id: Int8;
+  purpose: AccountTokenPurpose;
+  /** The address an email-verification token proves. */
+  email: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface ResetRequestsTable {
+  id: GeneratedInt8;
+  email_key: string;
+  address: string;
+  at: EpochMs;
+  /** 0 until the background worker has handled it. */
+  done: ColumnType<bigint | number, number | undefined, number>;
+}
+
+export type MailStatus = 'pending' | 'sent' | 'failed';
+
+export interface MailOutboxTable {
+  id: GeneratedInt8;
+  recipient: string;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  status: ColumnType<MailStatus, MailStatus | undefined, MailStatus>;
+  created_at: Timestamp;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: EpochMs;
+  claimed_until: ColumnType<bigint | null, number | null | undefined, number | null>;
+  claimed_by: ColumnType<string | null, string | null | undefined, string | null>;
+  sent_at: MaybeTimestamp;
+  last_error: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ProductsTable {
@@ -92,6 +140,9 @@ export interface Tables {
   products: ProductsTable;
   reviews: ReviewsTable;
   signin_attempts: SigninAttemptsTable;
+  account_tokens: AccountTokensTable;
+  reset_requests: ResetRequestsTable;
+  mail_outbox: MailOutboxTable;
 }
 
 /** A Date as the stores compare timestamps: ISO 8601 text (node:sqlite cannot bind a Date). */

@@ -28,6 +28,7 @@ const userB = Type.Object(
     email: Type.String(),
     name: Type.String(),
     createdAt: Type.String({ format: 'date-time', description: 'When the account was registered.' }),
+    emailVerified: Type.Boolean({ description: 'The email was confirmed through a link mailed to it.' }),
   },
   { additionalProperties: false },
 );
@@ -47,7 +48,13 @@ const profileB: WireProfile = {
   name: 'b',
   serves: { userList: true, restProbe: true },
   userSchema: userB,
-  user: (u) => ({ id: u.id, email: u.email, name: u.name, createdAt: u.createdAt.toISOString() }),
+  user: (u) => ({
+    id: u.id,
+    email: u.email,
+    name: u.name,
+    createdAt: u.createdAt.toISOString(),
+    emailVerified: u.emailVerified,
+  }),
   signinSuccessSchema: Type.Object({ user: userB }, { additionalProperties: false }),
   signinSuccess: (u) => ({ user: profileB.user(u) }),
   signinFailureSchema: errorBody('SIGNIN_FAILED'),

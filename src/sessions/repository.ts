@@ -8,18 +8,30 @@ export interface SessionRecord {
   expiresAt: Date;
 }
 
+export interface NewSession {
+  tokenHash: string;
+  publicId: string;
+  userId: bigint;
+  now: Date;
+  expiresAt: Date;
+  userAgent: string | null;
+}
+
 export class SessionsRepository {
   readonly #db: Kysely<Tables>;
   constructor(db: Kysely<Tables>) {
     this.#db = db;
   }
 
-  async insert(tokenHash: string, userId: bigint, now: Date, expiresAt: Date): Promise<void> {
+  async insert(session: NewSession): Promise<void> {
+    const { tokenHash, publicId, userId, now, expiresAt, userAgent } = session;
     await this.#db
       .insertInto('sessions')
       .values({
         token_hash: tokenHash,
+        public_id: publicId,
         user_id: userId,
+        user_agent: userAgent,
         created_at: now.toISOString(),
         last_seen_at: now.toISOString(),
         expires_at: expiresAt.toISOString(),

@@ -8,6 +8,21 @@ export interface SessionPolicy {
   idleTtlMs: number;
 }
 
+export interface StartOptions {
+  /** The client's User-Agent, kept (shortened) so a user can tell their sessions apart. */
+  userAgent?: string | undefined;
+  /** A transaction's repository, so the session commits (or not) with the rest of it. */
+  repository?: SessionsRepository;
+}
+
+/** What a new session's owner may see: the token once, and the session's public description. */
+export interface StartedSession {
+  token: string;
+  session: { id: string; createdAt: Date; expiresAt: Date };
+}
+
+const USER_AGENT_MAX = 256;
+
 export interface ActiveSession {
   userId: bigint;
   tokenHash: string;
@@ -49,11 +64,19 @@ export class SessionService {
    * A new session for every sign-in: a token is never reused or accepted from a client. Inside a
    * transaction, pass its sessions repository so the session commits (or not) with the rest.
    */
-  async start(userId: bigint, sessions: SessionsRepository = this.#sessions): Promise<string> {
+  async start(userId: bigint, options: StartOptions = {}): Promise<StartedSession> {
     const token = newToken();
     const now = new Date(this.#now());
-    await sessions.insert(hashToken(token), userId, now, this.#expiry(now));
-    return token;
+    const session = { id: randomBytes(16).toString('hex'), createdAt: now, expiresAt: this.#expiry(now) };
+    await (options.repository ?? this.#sessions).insert({
+      tokenHash: hashToken(token),
+      publicId: session.id,
+      userId,
+      now,
+      expiresAt: session.expiresAt,
+      userAgent: options.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
+    });
+    return { token, session };
   }
 
   #expiry(now: Date): Date {

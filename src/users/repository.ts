@@ -5,7 +5,7 @@ import { type Tables, USER_COUNT_SPAN, type UsersTable } from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import type { User, UserSortKey } from './user.ts';
 
-const USER_COLUMNS = ['id', 'email', 'name', 'created_at', 'updated_at'] as const;
+const USER_COLUMNS = ['id', 'email', 'name', 'created_at', 'updated_at', 'email_verified_at'] as const;
 
 type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>;
 
@@ -16,6 +16,7 @@ function toUser(row: UserRow): User {
     name: row.name,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    emailVerified: row.email_verified_at !== null,
   };
 }
 

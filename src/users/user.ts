@@ -5,6 +5,8 @@ export interface User {
   readonly name: string;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+  /** The email was shown to reach its owner (a link from a mail to it was followed). */
+  readonly emailVerified: boolean;
 }
 
 /** Trimmed and lower-cased: two emails are the same account when their keys are equal. */

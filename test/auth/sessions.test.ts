@@ -135,7 +135,13 @@ describeEachStore('Sessions', (store) => {
         assert.deepEqual(body, { id: Number(u.id), email: u.email, name: u.name });
       } else {
         assert.deepEqual(Object.keys(body), ['user']);
-        assert.deepEqual(Object.keys(body.user).sort(), ['createdAt', 'email', 'id', 'name']);
+        assert.deepEqual(Object.keys(body.user).sort(), [
+          'createdAt',
+          'email',
+          'emailVerified',
+          'id',
+          'name',
+        ]);
       }
       assert.ok(!res.body.includes(tokenOf(res)), 'the token is not in the body');
       assert.equal(leaksSecret(res.body, [u.password]), false);

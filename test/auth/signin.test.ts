@@ -24,7 +24,7 @@ describeEachStore('POST /api/signin', (store) => {
     assert.equal(res.statusCode, 200);
     const body = res.json();
     assert.deepEqual(Object.keys(body), ['user']);
-    assert.deepEqual(Object.keys(body.user).sort(), ['createdAt', 'email', 'id', 'name']);
+    assert.deepEqual(Object.keys(body.user).sort(), ['createdAt', 'email', 'emailVerified', 'id', 'name']);
     assert.equal(body.user.id, Number(u.id));
     assert.equal(body.error, undefined);
     assert.equal(leaksSecret(res.body, [u.password]), false);

@@ -9,7 +9,7 @@ import { describeEachStore } from '../helpers/stores.ts';
 
 const USER_KEYS: Record<Profile, string[]> = {
   a: ['email', 'id', 'name'],
-  b: ['createdAt', 'email', 'id', 'name'],
+  b: ['createdAt', 'email', 'emailVerified', 'id', 'name'],
 };
 
 describeEachStore('PUT and DELETE /api/users/{id}', (store) => {

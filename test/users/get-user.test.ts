@@ -21,7 +21,7 @@ describeEachStore('GET /api/users/{id}', (store) => {
     const res = await b.get(`/api/users/${u.id}`);
     assert.equal(res.statusCode, 200);
     const body = res.json();
-    assert.deepEqual(Object.keys(body).sort(), ['createdAt', 'email', 'id', 'name']);
+    assert.deepEqual(Object.keys(body).sort(), ['createdAt', 'email', 'emailVerified', 'id', 'name']);
     assert.equal(body.id, Number(u.id));
     assert.equal(body.email, u.email);
     assert.ok(!Number.isNaN(Date.parse(body.createdAt)));

@@ -18,7 +18,7 @@ describeEachStore('GET /api/users', (store) => {
     assert.ok(Array.isArray(users));
     assert.equal(users.length, 3);
     for (const user of users)
-      assert.deepEqual(Object.keys(user).sort(), ['createdAt', 'email', 'id', 'name']);
+      assert.deepEqual(Object.keys(user).sort(), ['createdAt', 'email', 'emailVerified', 'id', 'name']);
     assert.deepEqual(
       users.map((u: { id: number }) => u.id),
       [...users.map((u: { id: number }) => u.id)].sort((x: number, y: number) => x - y),

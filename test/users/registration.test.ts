@@ -17,7 +17,7 @@ describeEachStore('POST /api/users (registration)', (store) => {
 
     const resB = await b.post('/api/users', newUser());
     assert.equal(resB.statusCode, 201);
-    assert.deepEqual(Object.keys(resB.json()).sort(), ['createdAt', 'email', 'id', 'name']);
+    assert.deepEqual(Object.keys(resB.json()).sort(), ['createdAt', 'email', 'emailVerified', 'id', 'name']);
     assert.equal(resB.headers.location, `/api/users/${resB.json().id}`);
   });
 

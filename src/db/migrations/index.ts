@@ -4,6 +4,7 @@ import { createSessionsProductsReviews } from './2026-11-22-0002-sessions-produc
 import { createSigninFailures } from './2026-11-22-0003-signin-failures.ts';
 import { createUserCounts } from './2026-11-22-0004-user-counts.ts';
 import { createSigninAttempts } from './2026-11-23-0005-signin-attempts.ts';
+import { createAccountLifecycle } from './2026-11-23-0006-account-lifecycle.ts';
 
 /**
  * Every migration, keyed by a date-prefixed name that sorts in the order they must run. Each gets
@@ -16,5 +17,6 @@ export function createMigrations(dialect: 'sqlite' | 'postgres'): Record<string,
     '2026-11-22-0003-signin-failures': createSigninFailures(dialect),
     '2026-11-22-0004-user-counts': createUserCounts(dialect),
     '2026-11-23-0005-signin-attempts': createSigninAttempts(dialect),
+    '2026-11-23-0006-account-lifecycle': createAccountLifecycle(dialect),
   };
 }

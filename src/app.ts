@@ -21,6 +21,7 @@ import { docsPlugin, openApiPlugin } from './plugins/openapi.ts';
 import { securityHeadersPlugin } from './plugins/security-headers.ts';
 import { shutdownPlugin } from './plugins/shutdown.ts';
 import { wireProfile } from './profiles/index.ts';
+import { recoveryRoutes } from './recovery/routes.ts';
 import { restRoutes } from './rest/routes.ts';
 import { createServices } from './services.ts';
 
@@ -28,6 +29,7 @@ import { Authenticator } from './sessions/guard.ts';
 import { sessionPlugin } from './sessions/plugin.ts';
 import { sessionsRoutes } from './sessions/routes.ts';
 import type { Clock } from './sessions/service.ts';
+import { BackgroundLoop } from './shared/background.ts';
 import { AppError } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
 import { usersRoutes } from './users/routes.ts';
@@ -150,9 +152,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   }
 
   const profile = wireProfile(config.profile);
-  const metrics = createMetrics(database);
   const services = createServices(config, database, options.clock);
+  const metrics = createMetrics(database, () => services.mail.waiting());
   services.hasher.onHash = metrics.hashSeconds;
+  services.mail.onOutcome = metrics.mail;
+  services.mail.log = app.log.child({ component: 'mail' });
   const guard = new Authenticator(
     services.sessions,
     { secure: config.session.cookieSecure },
@@ -165,6 +169,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(usersRoutes, { users: services.users, guard, profile });
   await app.register(authRoutes, { auth: services.auth, guard, profile, metrics });
   await app.register(sessionsRoutes, { sessions: services.sessions, guard });
+  await app.register(recoveryRoutes, { recovery: services.recovery });
   await app.register(catalogRoutes, { catalog: services.catalog });
   if (profile.serves.restProbe) await app.register(restRoutes);
   await app.register(healthRoutes, { database, schema });
@@ -176,7 +181,23 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     services.housekeeping().catch((err: unknown) => app.log.warn({ err }, 'housekeeping failed'));
   }, HOUSEKEEPING_INTERVAL_MS);
   housekeeping.unref();
-  app.addHook('onClose', async () => clearInterval(housekeeping));
+  // Forgot-password asks and the outbox: at once when something is recorded here, and every
+  // MAIL_POLL_MS for what other instances recorded and for retries.
+  const delivery = new BackgroundLoop(
+    async () => {
+      if (schema.ready) await services.deliver();
+    },
+    config.mail.pollMs,
+    (err) => app.log.warn({ err }, 'mail delivery failed'),
+  );
+  services.mail.wake = () => delivery.wake();
+  delivery.wake();
+  // preClose: before the database closes (onClose), so a delivery in progress can record itself.
+  app.addHook('preClose', async () => {
+    clearInterval(housekeeping);
+    await delivery.stop();
+    services.mail.close();
+  });
 
   await app.ready();
   return app;

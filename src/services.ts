@@ -1,6 +1,7 @@
 // Composition: repositories and services for one database and configuration. The HTTP app and
 // the admin CLI share it, so both apply the same rules (validation, hashing, session revocation).
 
+import type { Kysely } from 'kysely';
 import { AuthService } from './auth/service.ts';
 import { SigninThrottle } from './auth/throttle.ts';
 import { SigninAttemptsRepository } from './auth/throttle-repository.ts';
@@ -8,10 +9,18 @@ import { CatalogRepository } from './catalog/repository.ts';
 import { CatalogService } from './catalog/service.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
+import type { Tables } from './db/schema.ts';
 import { inTransaction } from './db/transactions.ts';
+import { AccountMail } from './mail/account-mail.ts';
+import { OutboxRepository } from './mail/repository.ts';
+import { MailService } from './mail/service.ts';
+import { createTransport } from './mail/transport.ts';
 import { PasswordHasher } from './passwords/hasher.ts';
+import { ResetRequestsRepository } from './recovery/repository.ts';
+import { RecoveryService } from './recovery/service.ts';
 import { SessionsRepository } from './sessions/repository.ts';
 import { type Clock, SessionService } from './sessions/service.ts';
+import { AccountTokensRepository } from './tokens/repository.ts';
 import { UsersRepository } from './users/repository.ts';
 import { UsersService } from './users/service.ts';
 
@@ -22,30 +31,75 @@ export interface Services {
   sessions: SessionService;
   throttle: SigninThrottle;
   catalog: CatalogService;
-  /** Background clean-up of expired sessions and sign-in failures. */
+  mail: MailService;
+  recovery: RecoveryService;
+  /** Background clean-up of expired sessions, sign-in attempts, tokens and old mail. */
   housekeeping(): Promise<void>;
+  /** Background work: forgot-password asks, then the mail that is due. */
+  deliver(): Promise<void>;
 }
 
-/** `now`: the clock sessions and the throttle read; tests pass one they can move. */
+/** Sent and failed messages are kept this long for operators, then removed. */
+const FINISHED_MAIL_KEPT_MS = 7 * 24 * 3600 * 1000;
+
+/** `now`: the clock sessions, the throttle, tokens and mail read; tests pass one they can move. */
 export function createServices(config: Config, database: Database, now: Clock = Date.now): Services {
   const rowLocks = database.dialect === 'postgres';
+  const repositories = (db: Kysely<Tables>) => ({
+    users: new UsersRepository(db, { rowLocks }),
+    sessions: new SessionsRepository(db),
+    tokens: new AccountTokensRepository(db),
+    outbox: new OutboxRepository(db, { rowLocks }),
+    requests: new ResetRequestsRepository(db),
+  });
+  const repos = repositories(database.db);
+  const transaction = inTransaction(database.db, repositories);
+
   const hasher = new PasswordHasher(config.passwordHash);
-  const usersRepository = new UsersRepository(database.db, { rowLocks });
-  const sessions = new SessionService(new SessionsRepository(database.db), config.session, now);
+  const sessions = new SessionService(repos.sessions, config.session, now);
   const throttle = new SigninThrottle(new SigninAttemptsRepository(database.db), config.throttle, now);
-  const accountTransaction = inTransaction(database.db, (trx) => ({
-    users: new UsersRepository(trx, { rowLocks }),
-    sessions: new SessionsRepository(trx),
-  }));
+  const mail = new MailService(repos.outbox, createTransport(config.mail), config.mail, now);
+  const accountMail = new AccountMail(
+    mail,
+    {
+      publicUrl: config.publicUrl,
+      passwordResetTtlMs: config.tokens.passwordResetTtlMs,
+      emailVerifyTtlMs: config.tokens.emailVerifyTtlMs,
+    },
+    now,
+  );
+  const recovery = new RecoveryService({
+    repositories: repos,
+    transaction,
+    hasher,
+    throttle,
+    accountMail,
+    mail,
+    policy: config.passwordReset,
+    now,
+  });
   return {
     hasher,
-    users: new UsersService(usersRepository, hasher, accountTransaction),
-    auth: new AuthService(usersRepository, hasher, throttle, sessions, accountTransaction),
+    users: new UsersService(repos.users, hasher, transaction, accountMail, mail),
+    auth: new AuthService(repos.users, hasher, throttle, sessions, transaction, {
+      requireVerifiedEmail: config.requireVerifiedEmail,
+    }),
     sessions,
     throttle,
     catalog: new CatalogService(new CatalogRepository(database.db)),
+    mail,
+    recovery,
     housekeeping: async () => {
-      await Promise.all([sessions.purgeExpired(), throttle.purgeExpired()]);
+      await Promise.all([
+        sessions.purgeExpired(),
+        throttle.purgeExpired(),
+        recovery.purge(),
+        repos.outbox.purgeFinished(new Date(now() - FINISHED_MAIL_KEPT_MS)),
+      ]);
+    },
+    deliver: async () => {
+      await recovery.processRequests();
+      await mail.deliverDue();
     },
   };
 }

@@ -23,6 +23,7 @@ const SigninBody = Type.Object(
 function signinMessage(statusCode: number): string {
   if (statusCode === 401) return 'Email or password is incorrect.';
   if (statusCode === 429) return 'Too many sign-in attempts; try again later.';
+  if (statusCode === 403) return 'Confirm your email address first: follow the link in the mail we sent you.';
   if (statusCode >= 500) return 'Sign-in is unavailable right now; try again later.';
   return 'The request body must be a JSON object with string fields email and password.';
 }
@@ -39,6 +40,7 @@ function outcomeOf(statusCode: number): SigninOutcomeLabel {
   if (statusCode === 200 || statusCode === 201) return 'success';
   if (statusCode === 401) return 'failure';
   if (statusCode === 429) return 'throttled';
+  if (statusCode === 403) return 'unverified';
   return statusCode >= 500 ? 'unavailable' : 'invalid';
 }
 
@@ -99,13 +101,14 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
         userAgent: request.headers['user-agent'],
       });
       if (outcome.ok) request.signinUserId = outcome.user.id;
-      else if (outcome.reason === 'credentials') request.signinUserId = outcome.userId ?? null;
+      else if (outcome.reason !== 'throttled') request.signinUserId = outcome.userId ?? null;
       if (!outcome.ok) {
         if (outcome.reason === 'throttled') {
           throw new AppError('SIGNIN_FAILED', signinMessage(429), 429, {
             'retry-after': String(outcome.retryAfterSeconds),
           });
         }
+        if (outcome.reason === 'unverified') throw new AppError('SIGNIN_FAILED', signinMessage(403), 403);
         throw new AppError('SIGNIN_FAILED', signinMessage(401));
       }
       // The documented body is unchanged; the session rides in the cookie (or is read back as a

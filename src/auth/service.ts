@@ -10,7 +10,9 @@ import type { Attempt, SigninThrottle } from './throttle.ts';
 export type SigninOutcome =
   | { ok: true; user: User; started: StartedSession }
   | { ok: false; reason: 'credentials'; userId: bigint | undefined }
-  | { ok: false; reason: 'throttled'; retryAfterSeconds: number };
+  | { ok: false; reason: 'throttled'; retryAfterSeconds: number }
+  /** The right password for an account whose email is not verified, with REQUIRE_VERIFIED_EMAIL. */
+  | { ok: false; reason: 'unverified'; userId: bigint };
 
 export interface SigninRequest {
   email: string;
@@ -43,6 +45,7 @@ export class AuthService {
   readonly #throttle: SigninThrottle;
   readonly #sessions: SessionService;
   readonly #transaction: InTransaction<SigninRepositories>;
+  readonly #requireVerifiedEmail: boolean;
 
   constructor(
     users: UsersRepository,
@@ -50,7 +53,9 @@ export class AuthService {
     throttle: SigninThrottle,
     sessions: SessionService,
     transaction: InTransaction<SigninRepositories>,
+    options: { requireVerifiedEmail: boolean },
   ) {
+    this.#requireVerifiedEmail = options.requireVerifiedEmail;
     this.#users = users;
     this.#hasher = hasher;
     this.#throttle = throttle;
@@ -95,6 +100,11 @@ export class AuthService {
     const verified = found
       ? await this.#hasher.verify(password, found.passwordHash)
       : await this.#hasher.verifyDummy(password);
+    if (found && verified && this.#requireVerifiedEmail && !found.user.emailVerified) {
+      // The credentials were right, so they are not held against the account; only the session waits.
+      await attempt.succeeded();
+      return { ok: false, reason: 'unverified', userId: found.user.id };
+    }
     // The hash was read before this request waited for a hashing slot: the password may have
     // changed, or the account gone, since. The session is only created against the same hash.
     const started =

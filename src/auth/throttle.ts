@@ -98,6 +98,11 @@ export class SigninThrottle {
     };
   }
 
+  /** After a password reset: the account starts with a clean slate, from every address. */
+  forgiveAccount(accountKey: string): Promise<void> {
+    return this.#attempts.clear(accountDigest(accountKey));
+  }
+
   /** Drops attempts older than the window; run in the background, never by a request. */
   purgeExpired(now = this.#now()): Promise<number> {
     return this.#attempts.deleteBefore(now - this.#policy.windowMs);

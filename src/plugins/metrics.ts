@@ -6,16 +6,25 @@ import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { Type } from 'typebox';
 import type { Database } from '../db/database.ts';
+import type { MailOutcome } from '../mail/service.ts';
 
-export type SigninOutcomeLabel = 'success' | 'failure' | 'throttled' | 'invalid' | 'unavailable';
+export type SigninOutcomeLabel =
+  | 'success'
+  | 'failure'
+  | 'throttled'
+  | 'unverified'
+  | 'invalid'
+  | 'unavailable';
 
 export interface Metrics {
   readonly registry: Registry;
   signin(outcome: SigninOutcomeLabel): void;
   hashSeconds(seconds: number): void;
+  mail(outcome: MailOutcome): void;
 }
 
-export function createMetrics(database: Database): Metrics {
+/** `mailWaiting`: how many messages are not yet sent nor given up on (read at each scrape). */
+export function createMetrics(database: Database, mailWaiting: () => Promise<number>): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'usher_' });
 
@@ -44,10 +53,30 @@ export function createMetrics(database: Database): Metrics {
     },
   });
 
+  const mails = new Counter({
+    name: 'usher_mail_deliveries_total',
+    help: 'Mail delivery attempts by outcome: sent, retry (failed this time), failed (given up).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'usher_mail_waiting',
+    help: 'Messages in the outbox not yet sent nor given up on (all instances).',
+    registers: [registry],
+    async collect() {
+      try {
+        this.set(await mailWaiting());
+      } catch {
+        // The database is down: /readyz says so; the scrape still answers with the rest.
+      }
+    },
+  });
+
   return {
     registry,
     signin: (outcome) => signins.inc({ outcome }),
     hashSeconds: (seconds) => hashes.observe(seconds),
+    mail: (outcome) => mails.inc({ outcome }),
   };
 }
 

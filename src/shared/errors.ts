@@ -6,7 +6,7 @@ export const ERROR_CODES = {
   USER_NOT_FOUND: { status: 404, when: 'No user has that id (or the id is not a valid user id).' },
   SIGNIN_FAILED: {
     status: 401,
-    when: 'Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), too large (413), not JSON (415), throttled (429, with Retry-After), database down (503).',
+    when: 'Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), the email not yet verified while REQUIRE_VERIFIED_EMAIL is on (403), too large (413), not JSON (415), throttled (429, with Retry-After), database down or too busy (503, with Retry-After when busy).',
   },
   NOT_FOUND: { status: 404, when: 'No such route.' },
   VALIDATION_FAILED: {
@@ -28,6 +28,14 @@ export const ERROR_CODES = {
     when: "The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.",
   },
   EMAIL_TAKEN: { status: 409, when: 'Another user already has that email, in any letter case.' },
+  INVALID_TOKEN: {
+    status: 400,
+    when: 'The password-reset or email-verification token is unknown, already used, or expired.',
+  },
+  TOO_MANY_REQUESTS: {
+    status: 429,
+    when: 'Too many requests of this kind from this client address; try again after Retry-After seconds.',
+  },
   BAD_REQUEST: {
     status: 400,
     when: 'The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).',

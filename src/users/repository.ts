@@ -117,6 +117,16 @@ export class UsersRepository {
       .execute();
   }
 
+  /** The email is shown to reach its owner (kept as it is if it already was). */
+  async markEmailVerified(id: bigint, at: Date): Promise<void> {
+    await this.#db
+      .updateTable('users')
+      .set({ email_verified_at: at.toISOString() })
+      .where('id', '=', id)
+      .where('email_verified_at', 'is', null)
+      .execute();
+  }
+
   async setPasswordHash(id: bigint, passwordHash: string): Promise<void> {
     await this.#db
       .updateTable('users')

@@ -1,4 +1,6 @@
 import type { InTransaction } from '../db/transactions.ts';
+import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
+import type { MailService } from '../mail/service.ts';
 import type { PasswordHasher } from '../passwords/hasher.ts';
 import { checkPassword } from '../passwords/policy.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
@@ -25,7 +27,7 @@ export const userNotFound = () => new AppError('USER_NOT_FOUND', 'No user has th
 const forbidden = () => new AppError('FORBIDDEN', 'A user may change or delete only their own account.');
 
 /** What a user change that ends sessions writes, together. */
-export interface AccountRepositories {
+export interface AccountRepositories extends AccountMailRepositories {
   users: UsersRepository;
   sessions: SessionsRepository;
 }
@@ -35,11 +37,18 @@ export class UsersService {
   readonly #hasher: PasswordHasher;
   readonly #transaction: InTransaction<AccountRepositories>;
 
+  readonly #accountMail: AccountMail;
+  readonly #mail: Pick<MailService, 'wake'>;
+
   constructor(
     users: UsersRepository,
     hasher: PasswordHasher,
     transaction: InTransaction<AccountRepositories>,
+    accountMail: AccountMail,
+    mail: Pick<MailService, 'wake'>,
   ) {
+    this.#accountMail = accountMail;
+    this.#mail = mail;
     this.#users = users;
     this.#hasher = hasher;
     this.#transaction = transaction;
@@ -122,12 +131,20 @@ export class UsersService {
     // decides races between simultaneous registrations.
     if (await this.#users.findCredentials(key)) throw emailTaken();
     const passwordHash = await this.#hasher.hash(password);
-    try {
-      return await this.#users.insert({ email, emailKey: key, name, passwordHash });
-    } catch (error) {
-      if (error instanceof EmailTakenError) throw emailTaken();
-      throw error;
-    }
+    // The account and the mail that asks its owner to confirm the address commit together.
+    const user = await this.#transaction(async (repos) => {
+      let created: User;
+      try {
+        created = await repos.users.insert({ email, emailKey: key, name, passwordHash });
+      } catch (error) {
+        if (error instanceof EmailTakenError) throw emailTaken();
+        throw error;
+      }
+      await this.#accountMail.verification(repos, created);
+      return created;
+    });
+    this.#mail.wake();
+    return user;
   }
 }
 

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
@@ -26,10 +29,15 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** Where this test process's apps write mail when no SMTP server is configured. */
+export const TEST_OUTBOX = mkdtempSync(join(tmpdir(), 'usher-outbox-'));
+
 export function testConfig(store: Store, profile: Profile, overrides: Partial<Config> = {}): Config {
+  const defaults = loadConfig({ DATABASE_URL: store.url, PROFILE: profile, LOG_LEVEL: 'info' });
   return {
-    ...loadConfig({ DATABASE_URL: store.url, PROFILE: profile, LOG_LEVEL: 'info' }),
+    ...defaults,
     passwordHash: { ...CHEAP_HASH },
+    mail: { ...defaults.mail, outboxDir: TEST_OUTBOX },
     ...overrides,
   };
 }

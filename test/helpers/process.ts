@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { TEST_OUTBOX } from './app.ts';
 
 export const SERVER_ENTRY = fileURLToPath(new URL('../../src/server.ts', import.meta.url));
 
@@ -27,7 +28,13 @@ export interface ServerProcess {
 export async function startServer(env: Record<string, string>, timeoutMs = 15_000): Promise<ServerProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = spawn(process.execPath, [SERVER_ENTRY], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    env: {
+      PATH: process.env.PATH ?? '',
+      LOG_LEVEL: 'warn',
+      MAIL_OUTBOX: TEST_OUTBOX,
+      ...env,
+      PORT: String(port),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

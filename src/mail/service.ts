@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { OutboxRepository, OutgoingMessage } from './repository.ts';
+import type { Transport } from './transport.ts';
+
+export interface MailPolicy {
+  /** A message still not delivered this long after it was recorded is marked failed. */
+  maxAgeMs: number;
+  /** How long a claim on a message lasts. */
+  claimMs: number;
+}
+
+export type MailOutcome = 'sent' | 'retry' | 'failed';
+
+export interface MailLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+const BATCH = 20;
+const FIRST_RETRY_MS = 1000;
+const LONGEST_RETRY_MS = 3600_000;
+
+/** When to try again after `attempts` failures: doubling from a second up to an hour, ±20%. */
+export function retryDelayMs(attempts: number): number {
+  const base = Math.min(FIRST_RETRY_MS * 2 ** Math.min(attempts - 1, 30), LONGEST_RETRY_MS);
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
+/**
+ * Mail through the outbox. Services record a message in the outbox of the transaction that
+ * caused it (`queue`), then `wake()` after commit; every instance's background loop calls
+ * `deliverDue()`, which claims due messages with a lease (so two instances never send one
+ * message twice, and a claim left by a killed process is taken over when it lapses), sends them,
+ * and marks each sent, or schedules a retry, or marks it failed once it is too old.
+ */
+export class MailService {
+  readonly #outbox: OutboxRepository;
+  readonly #transport: Transport;
+  readonly #policy: MailPolicy;
+  readonly #now: () => number;
+  readonly #sender = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  /** Set by whoever runs the delivery loop; nothing happens at once without one (the CLI). */
+  wake: () => void = () => {};
+  onOutcome: (outcome: MailOutcome) => void = () => {};
+  log: MailLog | undefined;
+
+  constructor(
+    outbox: OutboxRepository,
+    transport: Transport,
+    policy: MailPolicy,
+    now: () => number = Date.now,
+  ) {
+    this.#outbox = outbox;
+    this.#transport = transport;
+    this.#policy = policy;
+    this.#now = now;
+  }
+
+  get transportKind(): Transport['kind'] {
+    return this.#transport.kind;
+  }
+
+  /** Records a message in `outbox` (a transaction's, so it commits with the change that caused it). */
+  queue(outbox: OutboxRepository, message: OutgoingMessage): Promise<bigint> {
+    return outbox.add(message, new Date(this.#now()));
+  }
+
+  /** Sends what is due; resolves the number of messages it handled. */
+  async deliverDue(): Promise<number> {
+    let handled = 0;
+    for (;;) {
+      const batch = await this.#outbox.claim(this.#sender, this.#now(), this.#policy.claimMs, BATCH);
+      for (const message of batch) await this.#deliver(message);
+      handled += batch.length;
+      if (batch.length < BATCH) return handled;
+    }
+  }
+
+  async #deliver(message: Awaited<ReturnType<OutboxRepository['claim']>>[number]): Promise<void> {
+    const messageId = `<outbox-${message.id}.${message.createdAt.getTime()}@usher>`;
+    try {
+      await this.#transport.send({ ...message, messageId });
+    } catch (error) {
+      const attempts = message.attempts + 1;
+      const reason = error instanceof Error ? error.message : String(error);
+      const now = this.#now();
+      if (now - message.createdAt.getTime() >= this.#policy.maxAgeMs) {
+        await this.#outbox.markAttemptFailed(message.id, this.#sender, attempts, reason, { failed: true });
+        this.onOutcome('failed');
+        this.log?.error({ mailId: String(message.id), attempts, reason }, 'mail failed for good');
+      } else {
+        const nextAttemptAt = now + retryDelayMs(attempts);
+        await this.#outbox.markAttemptFailed(message.id, this.#sender, attempts, reason, {
+          failed: false,
+          nextAttemptAt,
+        });
+        this.onOutcome('retry');
+        this.log?.warn({ mailId: String(message.id), attempts, reason }, 'mail not delivered; will retry');
+      }
+      return;
+    }
+    await this.#outbox.markSent(message.id, this.#sender, new Date(this.#now()));
+    this.onOutcome('sent');
+    this.log?.info({ mailId: String(message.id), via: this.#transport.kind }, 'mail sent');
+  }
+
+  waiting(): Promise<number> {
+    return this.#outbox.waiting();
+  }
+
+  close(): void {
+    this.#transport.close();
+  }
+}

@@ -1,0 +1,131 @@
+// Every message Usher sends: a subject that says what it is, and a plain-text and an HTML part
+// with the same content and the link written out in full. Every value put into HTML is escaped:
+// a user's name is whatever they typed at registration.
+import type { OutgoingMessage } from './repository.ts';
+
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
+}
+
+interface Parts {
+  to: string;
+  subject: string;
+  greeting: string;
+  /** Paragraphs, plain text (escaped for the HTML part). */
+  paragraphs: string[];
+  link?: { label: string; url: string };
+  closing: string;
+}
+
+function compose({ to, subject, greeting, paragraphs, link, closing }: Parts): OutgoingMessage {
+  const text = [
+    greeting,
+    '',
+    ...paragraphs.flatMap((p) => [p, '']),
+    ...(link ? [`${link.label}:`, link.url, ''] : []),
+    closing,
+    '',
+  ].join('\n');
+  const html = [
+    '<!doctype html>',
+    '<html><body style="font-family: sans-serif; line-height: 1.5; color: #1f2328">',
+    `<p>${escapeHtml(greeting)}</p>`,
+    ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`),
+    ...(link
+      ? [
+          `<p><a href="${escapeHtml(link.url)}">${escapeHtml(link.label)}</a></p>`,
+          `<p style="word-break: break-all">${escapeHtml(link.url)}</p>`,
+        ]
+      : []),
+    `<p>${escapeHtml(closing)}</p>`,
+    '</body></html>',
+    '',
+  ].join('\n');
+  return { to, subject, text, html };
+}
+
+const hello = (name: string) => `Hello ${name},`;
+const IGNORE =
+  'If you did not ask for this, you can ignore this message; nothing changes until the link is used.';
+const NOT_YOU =
+  'If this was not you, reset your password now with "Forgot password" and sign out your other sessions.';
+const CLOSING = '— Usher';
+
+const duration = (ms: number) => {
+  const minutes = Math.round(ms / 60_000);
+  return minutes % 60 === 0 && minutes >= 60
+    ? `${minutes / 60} hour${minutes === 60 ? '' : 's'}`
+    : `${minutes} minute${minutes === 1 ? '' : 's'}`;
+};
+
+export function passwordResetMessage(to: string, name: string, url: string, ttlMs: number): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'Reset your password',
+    greeting: hello(name),
+    paragraphs: [
+      'Someone asked to reset the password of the account with this email address.',
+      `The link below lets you choose a new password. It works once, for ${duration(ttlMs)}.`,
+      IGNORE,
+    ],
+    link: { label: 'Choose a new password', url },
+    closing: CLOSING,
+  });
+}
+
+export function verifyEmailMessage(to: string, name: string, url: string, ttlMs: number): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'Confirm your email address',
+    greeting: hello(name),
+    paragraphs: [
+      'Please confirm that this email address belongs to your account.',
+      `The link below works once, for ${duration(ttlMs)}.`,
+      IGNORE,
+    ],
+    link: { label: 'Confirm this email address', url },
+    closing: CLOSING,
+  });
+}
+
+export function passwordChangedMessage(to: string, name: string): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'Your password was changed',
+    greeting: hello(name),
+    paragraphs: ['The password of your account was just changed.', NOT_YOU],
+    closing: CLOSING,
+  });
+}
+
+export function emailChangedMessage(to: string, name: string, newEmail: string): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'The email address of your account was changed',
+    greeting: hello(name),
+    paragraphs: [
+      `The email address of your account was just changed from this one to ${newEmail}.`,
+      'Messages about the account now go to the new address.',
+      NOT_YOU,
+    ],
+    closing: CLOSING,
+  });
+}
+
+export function testMessage(to: string): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'Test message from Usher',
+    greeting: 'Hello,',
+    paragraphs: ['This is a test message from Usher: mail delivery works.'],
+    closing: CLOSING,
+  });
+}

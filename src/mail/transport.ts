@@ -1,0 +1,65 @@
+// Where messages go: an SMTP server (SMTP_URL), or, by default, .eml files in MAIL_OUTBOX, so
+// `npm start` needs nothing else and a developer can open what would have been sent.
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import nodemailer from 'nodemailer';
+import type { Config } from '../config.ts';
+import type { OutgoingMessage } from './repository.ts';
+
+export interface Delivery extends OutgoingMessage {
+  /** Stable across retries, so a receiver can tell a resent message from a new one. */
+  messageId: string;
+}
+
+export interface Transport {
+  readonly kind: 'smtp' | 'files';
+  send(message: Delivery): Promise<void>;
+  close(): void;
+}
+
+const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
+
+export function createTransport(mail: Config['mail']): Transport {
+  if (mail.smtpUrl) {
+    const smtp = nodemailer.createTransport(mail.smtpUrl, { from: mail.from });
+    Object.assign(smtp.options, SMTP_TIMEOUTS);
+    return {
+      kind: 'smtp',
+      async send(message) {
+        await smtp.sendMail(fields(message));
+      },
+      close: () => smtp.close(),
+    };
+  }
+  const files = nodemailer.createTransport(
+    { streamTransport: true, buffer: true, newline: 'unix' },
+    { from: mail.from },
+  );
+  let made = false;
+  return {
+    kind: 'files',
+    async send(message) {
+      if (!made) {
+        await mkdir(mail.outboxDir, { recursive: true });
+        made = true;
+      }
+      const info = await files.sendMail(fields(message));
+      const name = `${new Date().toISOString().replaceAll(':', '-')}-${message.messageId.replace(/[^A-Za-z0-9.-]/g, '')}.eml`;
+      // Written whole, then renamed: a reader of the folder never sees half a message.
+      const partial = join(mail.outboxDir, `.${name}.partial`);
+      await writeFile(partial, info.message as Buffer);
+      await rename(partial, join(mail.outboxDir, name));
+    },
+    close: () => files.close(),
+  };
+}
+
+function fields(message: Delivery) {
+  return {
+    to: message.to,
+    subject: message.subject,
+    text: message.text,
+    html: message.html,
+    messageId: message.messageId,
+  };
+}

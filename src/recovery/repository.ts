@@ -1,0 +1,88 @@
+import type { Kysely } from 'kysely';
+import type { Tables } from '../db/schema.ts';
+
+export interface ResetRequest {
+  id: bigint;
+  emailKey: string;
+}
+
+/** POST /api/password/forgot asks, recorded as they arrive and worked out in the background. */
+export class ResetRequestsRepository {
+  readonly #db: Kysely<Tables>;
+  constructor(db: Kysely<Tables>) {
+    this.#db = db;
+  }
+
+  async add(emailKey: string, address: string, at: number): Promise<bigint> {
+    const row = await this.#db
+      .insertInto('reset_requests')
+      .values({ email_key: emailKey, address, at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  async remove(id: bigint): Promise<void> {
+    await this.#db.deleteFrom('reset_requests').where('id', '=', id).execute();
+  }
+
+  /** Asks from `address` since `since`. */
+  async countFrom(address: string, since: number): Promise<number> {
+    const row = await this.#db
+      .selectFrom('reset_requests')
+      .select((eb) => eb.fn.countAll<bigint | number>().as('n'))
+      .where('address', '=', address)
+      .where('at', '>', BigInt(since))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** When the `nth` newest ask from `address` since `since` arrived. */
+  async nthNewestFrom(address: string, since: number, nth: number): Promise<number | undefined> {
+    const row = await this.#db
+      .selectFrom('reset_requests')
+      .select('at')
+      .where('address', '=', address)
+      .where('at', '>', BigInt(since))
+      .orderBy('at', 'desc')
+      .offset(nth - 1)
+      .limit(1)
+      .executeTakeFirst();
+    return row && Number(row.at);
+  }
+
+  async pending(limit: number): Promise<ResetRequest[]> {
+    const rows = await this.#db
+      .selectFrom('reset_requests')
+      .select(['id', 'email_key'])
+      .where('done', '=', 0)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ id: r.id, emailKey: r.email_key }));
+  }
+
+  /**
+   * Takes an ask for this worker; false when another instance already did. In the worker's
+   * transaction, so an ask whose mail was not recorded (a crash) is taken again.
+   */
+  async take(id: bigint): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('reset_requests')
+      .set({ done: 1 })
+      .where('id', '=', id)
+      .where('done', '=', 0)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Handled asks older than `before` are removed; they only count towards the per-address limit. */
+  async purgeBefore(before: number): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('reset_requests')
+      .where('done', '=', 1)
+      .where('at', '<', BigInt(before))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}

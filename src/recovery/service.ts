@@ -1,0 +1,189 @@
+import type { SigninThrottle } from '../auth/throttle.ts';
+import type { InTransaction } from '../db/transactions.ts';
+import type { AccountMail } from '../mail/account-mail.ts';
+import type { OutboxRepository } from '../mail/repository.ts';
+import type { MailService } from '../mail/service.ts';
+import type { PasswordHasher } from '../passwords/hasher.ts';
+import { checkPassword } from '../passwords/policy.ts';
+import type { SessionsRepository } from '../sessions/repository.ts';
+import { AppError } from '../shared/errors.ts';
+import type { AccountTokensRepository } from '../tokens/repository.ts';
+import { hashAccountToken, isTokenShaped } from '../tokens/tokens.ts';
+import type { UsersRepository } from '../users/repository.ts';
+import { EMAIL_MAX } from '../users/rules.ts';
+import { emailKey } from '../users/user.ts';
+import type { ResetRequestsRepository } from './repository.ts';
+
+export interface RecoveryRepositories {
+  users: UsersRepository;
+  sessions: SessionsRepository;
+  tokens: AccountTokensRepository;
+  outbox: OutboxRepository;
+  requests: ResetRequestsRepository;
+}
+
+export interface RecoveryPolicy {
+  /** Reset mails per account per window. */
+  perAccount: number;
+  /** Forgot-password asks per client address per window. */
+  perAddress: number;
+  windowMs: number;
+}
+
+const invalidToken = () =>
+  new AppError(
+    'INVALID_TOKEN',
+    'token: this link is unknown, was already used, or has expired; ask for a new one.',
+  );
+
+const PENDING_BATCH = 50;
+
+/**
+ * Password reset and email verification. A forgot-password ask is only recorded while the client
+ * waits (the same work whether or not the email has an account); the background worker looks
+ * the account up and records the mail. Using a token consumes it in the transaction that makes
+ * the change, so a link works once.
+ */
+export class RecoveryService {
+  readonly #repos: RecoveryRepositories;
+  readonly #transaction: InTransaction<RecoveryRepositories>;
+  readonly #hasher: PasswordHasher;
+  readonly #throttle: SigninThrottle;
+  readonly #accountMail: AccountMail;
+  readonly #mail: MailService;
+  readonly #policy: RecoveryPolicy;
+  readonly #now: () => number;
+
+  constructor(deps: {
+    repositories: RecoveryRepositories;
+    transaction: InTransaction<RecoveryRepositories>;
+    hasher: PasswordHasher;
+    throttle: SigninThrottle;
+    accountMail: AccountMail;
+    mail: MailService;
+    policy: RecoveryPolicy;
+    now?: () => number;
+  }) {
+    this.#repos = deps.repositories;
+    this.#transaction = deps.transaction;
+    this.#hasher = deps.hasher;
+    this.#throttle = deps.throttle;
+    this.#accountMail = deps.accountMail;
+    this.#mail = deps.mail;
+    this.#policy = deps.policy;
+    this.#now = deps.now ?? Date.now;
+  }
+
+  /**
+   * POST /api/password/forgot: records the ask and wakes the worker. Counted before anything
+   * else, like the sign-in throttle: more than the limit from one address is a 429.
+   */
+  async forgot(email: string, address: string): Promise<void> {
+    const now = this.#now();
+    const since = now - this.#policy.windowMs;
+    // An email no account can have is recorded under a key that matches none, so the work and
+    // the answer stay the same.
+    const key = email.length > EMAIL_MAX * 4 ? '' : emailKey(email);
+    const storable = [...key].length <= EMAIL_MAX && !key.includes('\u0000') ? key : '';
+    const requests = this.#repos.requests;
+    const id = await requests.add(storable, address, now);
+    if ((await requests.countFrom(address, since)) > this.#policy.perAddress) {
+      await requests.remove(id);
+      const nth = await requests.nthNewestFrom(address, since, this.#policy.perAddress);
+      const retryAfter = Math.max(1, Math.ceil(((nth ?? now) + this.#policy.windowMs - now) / 1000));
+      throw new AppError(
+        'TOO_MANY_REQUESTS',
+        'Too many password-reset requests from this address; try again later.',
+        429,
+        { 'retry-after': String(retryAfter) },
+      );
+    }
+    this.#mail.wake();
+  }
+
+  /** The worker: a reset mail for each recorded ask whose email has an account, within its limit. */
+  async processRequests(): Promise<number> {
+    let queued = 0;
+    for (const request of await this.#repos.requests.pending(PENDING_BATCH)) {
+      const sent = await this.#transaction(async (repos) => {
+        if (!(await repos.requests.take(request.id))) return false;
+        const found =
+          request.emailKey === '' ? undefined : await repos.users.findCredentials(request.emailKey);
+        if (!found) return false;
+        const since = new Date(this.#now() - this.#policy.windowMs);
+        if (
+          (await repos.tokens.countSince(found.user.id, 'password-reset', since)) >= this.#policy.perAccount
+        ) {
+          return false;
+        }
+        await this.#accountMail.passwordReset(repos, found.user);
+        return true;
+      });
+      if (sent) queued += 1;
+    }
+    return queued;
+  }
+
+  /**
+   * POST /api/password/reset: a new password from a reset link. Ends every session of the user,
+   * voids their other reset links, marks the email verified (the link reached its owner), forgives
+   * the account's sign-in failures, and mails a notice.
+   */
+  async reset(token: string, password: string): Promise<void> {
+    const tokenHash = isTokenShaped(token) ? hashAccountToken(token) : undefined;
+    // Checked before the (costly) hash; consumed below, in the transaction of the change.
+    if (!tokenHash || !(await this.#repos.tokens.find(tokenHash, 'password-reset', new Date(this.#now())))) {
+      throw invalidToken();
+    }
+    const passwordHash = await this.#hasher.hash(await checkPassword(password));
+    const user = await this.#transaction(async (repos) => {
+      const now = new Date(this.#now());
+      const holder = await repos.tokens.consume(tokenHash, 'password-reset', now);
+      const user = holder && (await repos.users.findById(holder.userId));
+      if (!user) throw invalidToken();
+      await repos.users.setPasswordHash(user.id, passwordHash);
+      await repos.users.markEmailVerified(user.id, now);
+      await repos.sessions.deleteForUser(user.id);
+      await repos.tokens.voidAll(user.id, 'password-reset', now);
+      await this.#accountMail.passwordChanged(repos, user);
+      return user;
+    });
+    await this.#throttle.forgiveAccount(emailKey(user.email));
+    this.#mail.wake();
+  }
+
+  /** POST /api/email/verify: the link proves the address it was sent to, if it is still the user's. */
+  async verifyEmail(token: string): Promise<void> {
+    if (!isTokenShaped(token)) throw invalidToken();
+    await this.#transaction(async (repos) => {
+      const now = new Date(this.#now());
+      const holder = await repos.tokens.consume(hashAccountToken(token), 'email-verify', now);
+      const user = holder && (await repos.users.findById(holder.userId));
+      // A link to an address the account no longer has proves nothing about the current one.
+      if (!user || holder.email === null || emailKey(holder.email) !== emailKey(user.email))
+        throw invalidToken();
+      await repos.users.markEmailVerified(user.id, now);
+    });
+  }
+
+  /** POST /api/email/verify/resend: a new link, unless verified already or over the per-account limit. */
+  async resendVerification(userId: bigint): Promise<void> {
+    const queued = await this.#transaction(async (repos) => {
+      const user = await repos.users.findById(userId);
+      if (!user || user.emailVerified) return false;
+      const since = new Date(this.#now() - this.#policy.windowMs);
+      if ((await repos.tokens.countSince(user.id, 'email-verify', since)) >= this.#policy.perAccount)
+        return false;
+      await this.#accountMail.verification(repos, user);
+      return true;
+    });
+    if (queued) this.#mail.wake();
+  }
+
+  /** Background clean-up: handled asks past the window, and tokens expired for longer than it. */
+  async purge(): Promise<void> {
+    const before = this.#now() - this.#policy.windowMs;
+    await this.#repos.requests.purgeBefore(before);
+    await this.#repos.tokens.purgeExpired(new Date(before));
+  }
+}

@@ -1,5 +1,6 @@
 // Property tests (fast-check) over what a client can send: arbitrary bodies on every POST/PUT, arbitrary
-// path segments on the id routes, arbitrary Unicode passwords, emails in any letter case. Each runs on
+// path segments on the id routes, arbitrary Unicode passwords, emails in any letter case, and (ISSUE 11)
+// the costly shapes: very long emails, NFKC-expanding passwords, names with control characters. Each runs on
 // a profile-B and a profile-A app per store, and (a) and (b) also against a real listening server,
 // where every fetch must get an answer (no dropped connection). On a failure fast-check prints the
 // seed and the shrunk counterexample.
@@ -18,8 +19,11 @@ const RUNS = {
   emails: 50,
   serverBodies: 40,
   serverPaths: 60,
+  hostile: 40,
 } as const;
 const REQUEST_TIMEOUT_MS = 10_000;
+/** The ISSUE 11 property: its runs and any shrinking, per profile and store. */
+const HOSTILE_TIME_LIMIT_MS = 20_000;
 const SERVER_TEST_TIMEOUT_MS = 120_000;
 // Property (a) sends thousands of wrong sign-ins from one address; throttling is tested elsewhere.
 const NO_THROTTLE = {
@@ -277,6 +281,59 @@ const segmentArb: fc.Arbitrary<Segment> = fc
 function isValidId(decoded: string | undefined): boolean {
   return decoded !== undefined && /^[1-9][0-9]{0,18}$/.test(decoded) && BigInt(decoded) <= MAX_ID;
 }
+
+// ISSUE 11: the shapes that cost the server the most per byte, or reach stored text: emails up to
+// 2,000 characters (sign-in used to store any of them as a throttle key; over about 2.7 KB of
+// UTF-8 PostgreSQL's index refused it with a 500), passwords of characters NFKC expands (U+FDFA to
+// 18 code points, the squared CJK words U+3300-U+33FF to 2 to 5) up to 8,000 characters, and names
+// holding C0/C1 control characters.
+/** General category Cc: exactly U+0000-U+001F and U+007F-U+009F. */
+const CONTROL = /\p{Cc}/u;
+const CONTROL_CHARS = Array.from({ length: 0xa0 }, (_, c) => String.fromCharCode(c)).filter((c) =>
+  CONTROL.test(c),
+);
+const expandingChar = fc.oneof(
+  fc.constant('\ufdfa'),
+  fc.integer({ min: 0x3300, max: 0x33ff }).map((c) => String.fromCharCode(c)),
+  fc.constantFrom('\ufdfb', '\ufb03', '\u2474', '\u3250', '\u2100', '\u1d77'),
+);
+const expandingPasswordArb = fc.oneof(
+  fc.tuple(expandingChar, fc.integer({ min: 1, max: 8000 })).map(([c, n]) => c.repeat(n)),
+  fc.string({ unit: expandingChar, minLength: 1, maxLength: 8000, size: 'max' }),
+  fc
+    .tuple(fc.string({ unit: 'binary', maxLength: 20 }), expandingChar, fc.integer({ min: 1, max: 8000 }))
+    .map(([head, c, n]) => `${head}${c.repeat(n)}`.slice(0, 8000)),
+  // Around the 4096 UTF-16 code units the fix refuses before normalising.
+  fc.integer({ min: 4090, max: 4100 }).map((n) => 'p'.repeat(n)),
+  fc.string({ unit: 'binary', minLength: 8, maxLength: 40 }),
+);
+const hexChar = fc.constantFrom(...'0123456789abcdef');
+const longEmailArb = fc.oneof(
+  fc.integer({ min: 240, max: 2000 }).map((n) => `${'x'.repeat(n - 12)}@example.com`),
+  fc.string({ unit: hexChar, minLength: 228, maxLength: 1988, size: 'max' }).map((s) => `${s}@example.com`),
+  fc.string({ unit: 'binary', minLength: 200, maxLength: 1988, size: 'max' }).map((s) => `${s}@example.com`),
+  fc.string({ unit: 'binary', maxLength: 2000, size: 'max' }),
+  fc.string({ unit: 'binary', maxLength: 60 }).map((s) => `${s}@example.com`),
+);
+const controlChar = fc.constantFrom(...CONTROL_CHARS);
+const hostileNameArb = fc.oneof(
+  fc
+    .tuple(fc.string({ maxLength: 30 }), controlChar, fc.string({ maxLength: 30 }))
+    .map(([before, c, after]) => `${before}${c}${after}`),
+  fc.string({
+    unit: fc.oneof(controlChar, fc.constantFrom('a', 'Z', ' ', 'é', '张')),
+    minLength: 1,
+    maxLength: 40,
+  }),
+  fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }),
+  fc.constantFrom('Ann', 'José Müller', '张伟', 'Zoë 🙂'),
+);
+/** undefined: a valid value, so that the other fields' checks are reached. */
+const hostileFields = fc.record({
+  email: fc.option(longEmailArb, { nil: undefined, freq: 3 }),
+  name: hostileNameArb,
+  password: fc.option(expandingPasswordArb, { nil: undefined, freq: 3 }),
+});
 
 // ---------------------------------------------------------------------------------------------
 // What every answer must look like.
@@ -577,6 +634,68 @@ describeEachStore('Properties', (store) => {
       );
       totals.runs += runs;
       t.diagnostic(`${runs} property runs`);
+    });
+  }
+
+  for (const profile of ['b', 'a'] as const) {
+    test(`ISSUE 11: profile ${profile.toUpperCase()}: emails up to 2,000 characters, NFKC-expanding passwords up to 8,000, names with control characters: registration and sign-in never give a 5xx, failures are JSON with an error code, and a name with a control character never registers (${RUNS.hostile} runs)`, async (t) => {
+      const f = fixtures[profile];
+      const outcomes = new Map<string, number>();
+      const count = (key: string) => outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+      let runs = 0;
+      await fc.assert(
+        fc.asyncProperty(hostileFields, async (fields) => {
+          runs += 1;
+          const body = {
+            email: fields.email ?? uniqueEmail(`hostile-${profile}`),
+            name: fields.name,
+            password: fields.password ?? 'hostile-pass-phrase-1',
+          };
+          const payload = JSON.stringify(body);
+          const reg = await f.client({
+            method: 'POST',
+            path: '/api/users',
+            contentType: 'application/json',
+            payload,
+          });
+          checkBodyAnswer(reg, { method: 'POST', path: '/api/users' }, profile, payload, 'application/json');
+          if (CONTROL.test(body.name)) {
+            assert.notEqual(reg.status, 201, `a name with a control character registered: ${reg.text}`);
+          }
+          count(`registration ${reg.status}`);
+          const credentials = JSON.stringify({ email: body.email, password: body.password });
+          const signin = await f.client({
+            method: 'POST',
+            path: '/api/signin',
+            contentType: 'application/json',
+            payload: credentials,
+          });
+          checkBodyAnswer(
+            signin,
+            { method: 'POST', path: '/api/signin' },
+            profile,
+            credentials,
+            'application/json',
+          );
+          // A well-formed body: the credentials match (200) or they do not (401); never 400 or 5xx.
+          assert.ok(
+            [200, 401].includes(signin.status),
+            `sign-in ${signin.status}: ${signin.text.slice(0, 200)}`,
+          );
+          if (reg.status === 201)
+            assert.equal(signin.status, 200, `the new account cannot sign in: ${signin.text}`);
+          count(`sign-in ${signin.status}`);
+        }),
+        // Shrinking strings of thousands of characters can take many minutes: bounded here, the
+        // counterexample reported is the smallest found by then.
+        {
+          numRuns: RUNS.hostile,
+          plugins: [fc.interruptAfterTimeLimit(HOSTILE_TIME_LIMIT_MS, { failOnInterrupt: true })],
+        },
+      );
+      totals.runs += runs;
+      totals.requests += runs * 2;
+      t.diagnostic(`${runs} property runs: ${[...outcomes].map(([k, n]) => `${n}× ${k}`).join(', ')}`);
     });
   }
 

@@ -119,8 +119,16 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     schema.stop();
     await database.close();
   });
-  // Until the schema is in place every route that needs the database is a 503, not a 500.
-  // Callback style: on every request, so no promise is allocated for the common case.
+  // Only JSON bodies are read; anything else is a 415 before it reaches a handler.
+  app.removeContentTypeParser('text/plain');
+  await app.register(errorsPlugin);
+  await app.register(shutdownPlugin);
+  await app.register(securityHeadersPlugin);
+  await app.register(accessLogPlugin);
+  // A missing Host is refused here rather than by Node, in Usher's shape; until the schema is in
+  // place every route that needs the database is a 503, not a 500. Added after the security
+  // headers, so these refusals carry them too. Callback style: on every request, so no promise
+  // is allocated for the common case.
   app.addHook('onRequest', (request, _reply, done) => {
     if (!request.headers.host && request.raw.httpVersion !== '1.0') {
       done(new AppError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header.'));
@@ -133,12 +141,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     done();
   });
 
-  // Only JSON bodies are read; anything else is a 415 before it reaches a handler.
-  app.removeContentTypeParser('text/plain');
-  await app.register(errorsPlugin);
-  await app.register(shutdownPlugin);
-  await app.register(securityHeadersPlugin);
-  await app.register(accessLogPlugin);
   if (config.corsOrigins.length > 0) {
     // CORS stays off unless origins are listed; listed origins may send credentials.
     await app.register(cors, {

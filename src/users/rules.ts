@@ -27,7 +27,8 @@ export function checkName(raw: string): string {
   const length = codePoints(name);
   if (length < 1 || length > NAME_MAX)
     throw invalid('name', `must be 1 to ${NAME_MAX} characters after trimming`);
-  if (CONTROL.test(name))
+  // Anywhere in what was sent, before trimming too: a name is one line of text, not a layout.
+  if (CONTROL.test(raw))
     throw invalid('name', 'must not contain control characters (U+0000-U+001F, U+007F-U+009F)');
   return name;
 }

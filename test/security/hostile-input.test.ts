@@ -52,7 +52,14 @@ const FLOOD_RSS_BOUND_BYTES = 250 * MIB;
 const REQUEST_TIMEOUT_MS = 60_000;
 const SERVER_TEST_TIMEOUT_MS = 120_000;
 /** Throttling is tested elsewhere; the in-process apps here must answer 401, not 429. */
-const ROOMY_THROTTLE = { windowMs: 900_000, perAccountAddress: 1e6, perAccount: 1e6, perAddress: 1e6 };
+const ROOMY_THROTTLE = {
+  windowMs: 900_000,
+  perAccountAddress: 1e6,
+  perAccount: 1e6,
+  perAddress: 1e6,
+  concurrentPerAccount: 1e6,
+  concurrentPerAddress: 1e6,
+};
 /** General category Cc: exactly U+0000-U+001F and U+007F-U+009F. */
 const CONTROL_CHARACTER = /\p{Cc}/u;
 

@@ -1,10 +1,11 @@
-// The admin CLI end to end: real processes on the same database as a running server.
+// The admin CLI end to end: real processes on the same database as a running server. Each test
+// makes the users it needs (its own emails), so the tests pass in any order.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { postJson, type ServerProcess, startServer } from '../helpers/process.ts';
 import { describeEachStore } from '../helpers/stores.ts';
@@ -53,6 +54,15 @@ describeEachStore('admin CLI', (store) => {
 
   const signin = (email: string, password: string) =>
     postJson(`${server.url}/api/signin`, { email, password });
+  const addUser = async (email: string, name: string, password: string) => {
+    const run = await cli(env, ['users', 'add', '--email', email, '--name', name], `${password}\n`);
+    assert.equal(run.code, 0, run.stderr);
+  };
+  const listJson = async () =>
+    (await cli(env, ['users', 'list', '--json'])).stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, string>);
 
   test('CONTRACT: users add takes the password from standard input, and the user signs in on the running server', async () => {
     const run = await cli(
@@ -85,10 +95,11 @@ describeEachStore('admin CLI', (store) => {
     const weak = await cli(env, ['users', 'add', '--email', 'w@example.com', '--name', 'W'], 'short\n');
     assert.equal(weak.code, 1);
     assert.match(weak.stderr, /VALIDATION_FAILED: password/);
+    await addUser('Dup@Example.com', 'First', 'cli-password-2');
     const dup = await cli(
       env,
-      ['users', 'add', '--email', 'ADA@example.com', '--name', 'Dup'],
-      'cli-password-2\n',
+      ['users', 'add', '--email', 'DUP@example.com', '--name', 'Dup'],
+      'cli-password-3\n',
     );
     assert.equal(dup.code, 1);
     assert.match(dup.stderr, /EMAIL_TAKEN/);
@@ -119,15 +130,12 @@ describeEachStore('admin CLI', (store) => {
   });
 
   test('CONTRACT: users list prints every user, as a table or JSON lines', async () => {
+    await addUser('Lister@Example.com', 'Lister', 'cli-password-4');
     const table = await cli(env, ['users', 'list']);
     assert.equal(table.code, 0);
-    assert.match(table.stdout, /\tAda@Example\.com\tAda\t/);
-    const json = await cli(env, ['users', 'list', '--json']);
-    const rows = json.stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line));
-    assert.ok(rows.some((r) => r.email === 'Ada@Example.com'));
+    assert.match(table.stdout, /\tLister@Example\.com\tLister\t/);
+    const rows = await listJson();
+    assert.ok(rows.some((r) => r.email === 'Lister@Example.com'));
     assert.ok(rows.every((r) => Object.keys(r).sort().join() === 'createdAt,email,id,name'));
   });
 
@@ -178,17 +186,22 @@ describeEachStore('admin CLI', (store) => {
   });
 
   test('CONTRACT: users set-password changes the password and ends the user’s sessions', async () => {
+    await addUser('setpw@example.com', 'Set Password', 'old-pass-word-1');
     const login = await fetch(`${server.url}/api/signin`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'c1@example.com', password: 'csv-pass-1' }),
+      body: JSON.stringify({ email: 'setpw@example.com', password: 'old-pass-word-1' }),
     });
     const token = /usher_session=([^;]+)/.exec(login.headers.get('set-cookie') ?? '')?.[1];
     assert.ok(token);
-    const run = await cli(env, ['users', 'set-password', '--email', 'C1@example.com'], 'brand-new-pass-7\n');
+    const run = await cli(
+      env,
+      ['users', 'set-password', '--email', 'SetPW@example.com'],
+      'brand-new-pass-7\n',
+    );
     assert.equal(run.code, 0, run.stderr);
-    assert.equal((await signin('c1@example.com', 'csv-pass-1')).status, 401);
-    assert.equal((await signin('c1@example.com', 'brand-new-pass-7')).status, 200);
+    assert.equal((await signin('setpw@example.com', 'old-pass-word-1')).status, 401);
+    assert.equal((await signin('setpw@example.com', 'brand-new-pass-7')).status, 200);
     const write = await fetch(`${server.url}/api/products`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -198,10 +211,13 @@ describeEachStore('admin CLI', (store) => {
   });
 
   test('CONTRACT: users delete removes the user; deleting an unknown email fails', async () => {
-    const run = await cli(env, ['users', 'delete', '--email', 'c2@example.com']);
+    await addUser('delete-me@example.com', 'Delete Me', 'delete-pass-1');
+    assert.equal((await signin('delete-me@example.com', 'delete-pass-1')).status, 200);
+    const run = await cli(env, ['users', 'delete', '--email', 'delete-me@example.com']);
     assert.equal(run.code, 0, run.stderr);
-    assert.equal((await signin('c2@example.com', 'csv-pass-2')).status, 401);
-    const again = await cli(env, ['users', 'delete', '--email', 'c2@example.com']);
+    assert.match(run.stdout, /^deleted user \d+ \(delete-me@example\.com\)\n$/);
+    assert.equal((await signin('delete-me@example.com', 'delete-pass-1')).status, 401);
+    const again = await cli(env, ['users', 'delete', '--email', 'delete-me@example.com']);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /USER_NOT_FOUND/);
   });
@@ -215,15 +231,18 @@ describeEachStore('admin CLI', (store) => {
 
 const hasScript = spawnSync('script', ['--version']).status === 0;
 
-test('CONTRACT: on a terminal the password is asked twice without echo, and import shows a progress bar', {
-  skip: hasScript ? false : 'script(1) is not installed',
-}, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'usher-tty-'));
-  const env = { DATABASE_URL: `sqlite:${join(dir, 'u.db')}` };
+describe('on a terminal', { skip: hasScript ? false : 'script(1) is not installed' }, () => {
+  let dir: string;
+  let env: Record<string, string>;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'usher-tty-'));
+    env = { DATABASE_URL: `sqlite:${join(dir, 'u.db')}` };
+  });
+
   // script(1) gives the CLI a pseudo-terminal; what we write is what a person would type, and
   // only once the prompt is on screen (raw mode is on then, so nothing typed is echoed).
   const inTerminal = (command: string, answers: Array<[prompt: string, typed: string]>) =>
-    new Promise<string>((resolve) => {
+    new Promise<{ out: string; code: number | null }>((resolve) => {
       const child = spawn('script', ['-qec', command, '/dev/null'], {
         env: { PATH: process.env.PATH ?? '', ...env },
       });
@@ -242,25 +261,32 @@ test('CONTRACT: on a terminal the password is asked twice without echo, and impo
         }
       });
       const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-      child.on('exit', () => {
+      child.on('exit', (code) => {
         clearTimeout(timer);
-        resolve(out);
+        resolve({ out, code });
       });
     });
-  const out = await inTerminal(`${process.execPath} ${CLI} users add --email tty@example.com --name Tty`, [
-    ['Password: ', 'tty-password-42\r'],
-    ['Repeat password: ', 'tty-password-42\r'],
-  ]);
-  assert.match(out, /Password: /);
-  assert.match(out, /Repeat password: /);
-  assert.match(out, /created user/);
-  assert.ok(!out.includes('tty-password-42'), 'the typed password is not echoed');
+  const add = (email: string) => `${process.execPath} ${CLI} users add --email ${email} --name Tty`;
 
-  const file = join(dir, 'few.jsonl');
-  writeFileSync(
-    file,
-    `${JSON.stringify({ email: 'p1@example.com', name: 'P', password: 'progress-pass-1' })}\n`,
-  );
-  const bar = await inTerminal(`${process.execPath} ${CLI} users import ${file}`, []);
-  assert.match(bar, /\[#+\] 1\/1 100\.0% [\d.]+ rows\/s/);
+  test('CONTRACT: the password is asked twice without echo', async () => {
+    const { out, code } = await inTerminal(add('tty@example.com'), [
+      ['Password: ', 'tty-password-42\r'],
+      ['Repeat password: ', 'tty-password-42\r'],
+    ]);
+    assert.equal(code, 0, out);
+    assert.match(out, /Password: /);
+    assert.match(out, /Repeat password: /);
+    assert.match(out, /created user/);
+    assert.ok(!out.includes('tty-password-42'), 'the typed password is not echoed');
+  });
+
+  test('CONTRACT: import shows a progress bar', async () => {
+    const file = join(dir, 'few.jsonl');
+    writeFileSync(
+      file,
+      `${JSON.stringify({ email: 'p1@example.com', name: 'P', password: 'progress-pass-1' })}\n`,
+    );
+    const { out } = await inTerminal(`${process.execPath} ${CLI} users import ${file}`, []);
+    assert.match(out, /\[#+\] 1\/1 100\.0% [\d.]+ rows\/s/);
+  });
 });

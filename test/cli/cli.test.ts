@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { openTestDatabase } from '../helpers/db.ts';
 import { postJson, type ServerProcess, startServer } from '../helpers/process.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
@@ -137,6 +138,52 @@ describeEachStore('admin CLI', (store) => {
     const rows = await listJson();
     assert.ok(rows.some((r) => r.email === 'Lister@Example.com'));
     assert.ok(rows.every((r) => Object.keys(r).sort().join() === 'createdAt,email,id,name'));
+  });
+
+  test('ISSUE 11: users list shows control characters and bidi overrides in names and emails as escapes, never raw', async () => {
+    // The API refuses such names; a row written before that rule, or by another tool, still
+    // reaches the admin's terminal through the CLI.
+    const name = 'Mallory\x1b[2J\x07\r\n\u009b31m\u202eevil\u2028\u2066\x7f\ttab\\end';
+    const email = 'mallory\x1b]0;owned\x07@example.com';
+    const database = openTestDatabase(store);
+    try {
+      const now = new Date().toISOString();
+      await database.db
+        .insertInto('users')
+        .values({
+          email,
+          email_key: email.toLowerCase(),
+          name,
+          password_hash: 'x',
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+    } finally {
+      await database.close();
+    }
+    // Tab and line feed are the table's own separators; no other control character may come out.
+    const unsafe = /(?![\t\n])[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+
+    const table = await cli(env, ['users', 'list']);
+    assert.equal(table.code, 0, table.stderr);
+    assert.doesNotMatch(table.stdout, unsafe);
+    const row = table.stdout.split('\n').find((line) => line.includes('Mallory'));
+    assert.ok(row, table.stdout);
+    const fields = row.split('\t');
+    assert.equal(fields.length, 4, `one row of four columns: ${JSON.stringify(row)}`);
+    assert.equal(fields[1], 'mallory\\x1b]0;owned\\x07@example.com');
+    assert.equal(fields[2], 'Mallory\\x1b[2J\\x07\\r\\n\\x9b31m\\u202eevil\\u2028\\u2066\\x7f\\ttab\\\\end');
+
+    const json = await cli(env, ['users', 'list', '--json']);
+    assert.equal(json.code, 0, json.stderr);
+    assert.doesNotMatch(json.stdout, unsafe);
+    const rows = json.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, string>);
+    const parsed = rows.find((r) => r.name?.startsWith('Mallory'));
+    assert.deepEqual([parsed?.name, parsed?.email], [name, email], 'JSON lines give the exact text back');
   });
 
   test('CONTRACT: users import takes JSON lines, validates every row, reports refusals by line, and is safe to rerun', async () => {

@@ -34,8 +34,10 @@ Prints every user in id order: a table, or one JSON object per line with --json.
   'users import': `Usage: npm run cli -- users import FILE
 
 Imports users from FILE: JSON lines ({"email":…,"name":…,"password":…} per line; .jsonl/.ndjson)
-or CSV with a header row naming email, name and password (.csv). Every row is checked by the
-registration rules; refused rows are reported with their line numbers. Emails that already exist
+or CSV with a header row naming email, name and password (.csv; RFC 4180: a quoted field may hold
+commas, doubled quotes and line breaks). The file is streamed, read twice (once to count rows).
+Every row is checked by the registration rules; refused rows are reported with their line numbers;
+a CSV with broken quoting is refused whole before anything is imported. Emails that already exist
 are skipped, so an interrupted import can simply be run again. Hashes run in parallel up to
 HASH_CONCURRENCY. A progress bar is shown on a terminal, plain progress lines otherwise.
 Exit code 0 when no row was refused, 1 otherwise.`,

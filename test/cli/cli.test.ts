@@ -232,6 +232,78 @@ describeEachStore('admin CLI', (store) => {
     assert.ok(list.includes('"name":"She said \\"hi\\""'));
   });
 
+  // The line breaks go in passwords: names with control characters are refused by the API rules.
+  test('ISSUE 12: a quoted CSV field may hold line breaks and doubled quotes (RFC 4180), and a BOM is ignored', async () => {
+    const file = join(dir, `multiline-${store.kind}.csv`);
+    const password = 'first line\r\nsecond "quoted" line';
+    writeFileSync(
+      file,
+      '\uFEFFEmail,Name,Password\r\nml1@example.com,"O\'Neil ""Jr"", Esq.","first line\r\nsecond ""quoted"" line"\r\n',
+    );
+    const run = await cli(env, ['users', 'import', file]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /imported 1, skipped 0 \(already registered\), refused 0, of 1 rows/);
+    assert.ok(
+      (await listJson()).some((r) => r.email === 'ml1@example.com' && r.name === 'O\'Neil "Jr", Esq.'),
+    );
+    assert.equal((await signin('ml1@example.com', password)).status, 200);
+    assert.equal((await signin('ml1@example.com', 'first line')).status, 401);
+  });
+
+  test('ISSUE 12: refused CSV rows keep their own line numbers after multi-line quoted fields, with LF or CRLF', async () => {
+    for (const eol of ['\n', '\r\n']) {
+      const tag = eol === '\n' ? 'lf' : 'crlf';
+      const file = join(dir, `lines-${tag}-${store.kind}.csv`);
+      writeFileSync(
+        file,
+        [
+          'email,name,password', // 1
+          `${tag}1@example.com,One,"a password`, // 2
+          '', // 3
+          'over three lines"', // 4
+          `not-an-email-${tag},Two,pass-word-222`, // 5
+          `${tag}3@example.com,Three,pass-word-333,extra`, // 6
+          '', // 7
+          `${tag}4@example.com,"Four","pass`, // 8
+          'word"', // 9: "pass\nword" is fine
+          `${tag}5@example.com,Five,password`, // 10: too common
+          `${tag}6@example.com,Six,"multi`, // 11
+          'line 666"', // 12
+        ].join(eol),
+      );
+      const run = await cli(env, ['users', 'import', file]);
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(run.stdout, /imported 3, skipped 0 \(already registered\), refused 3, of 6 rows/, tag);
+      const refused = [...run.stderr.matchAll(/^line (\d+): (.*)$/gm)].map((m) => [Number(m[1]), m[2]]);
+      assert.deepEqual(
+        refused,
+        [
+          [5, 'email: must be an email address like name@example.com'],
+          [6, '4 fields where the header has 3'],
+          [10, refused[2]?.[1]],
+        ],
+        tag,
+      );
+      assert.match(String(refused[2]?.[1]), /^password: .*common/);
+      assert.equal((await signin(`${tag}6@example.com`, `multi${eol}line 666`)).status, 200, tag);
+    }
+  });
+
+  test('ISSUE 12: a CSV with broken quoting is refused whole, at the line of the broken record, before anything is imported', async () => {
+    const file = join(dir, `broken-${store.kind}.csv`);
+    writeFileSync(
+      file,
+      'email,name,password\r\nbq1@example.com,"Fine\r\nName",pass-word-111\r\nbq2@example.com,"Bad"quote,pass-word-222\r\n',
+    );
+    const run = await cli(env, ['users', 'import', file]);
+    assert.equal(run.code, 1);
+    assert.match(
+      run.stderr,
+      /^usher: line 4: not valid CSV \(CSV_INVALID_CLOSING_QUOTE\); nothing was imported$/m,
+    );
+    assert.equal((await signin('bq1@example.com', 'pass-word-111')).status, 401);
+  });
+
   test('CONTRACT: users set-password changes the password and ends the user’s sessions', async () => {
     await addUser('setpw@example.com', 'Set Password', 'old-pass-word-1');
     const login = await fetch(`${server.url}/api/signin`, {

@@ -386,6 +386,15 @@ describe('on a terminal', { skip: hasScript ? false : 'script(1) is not installe
       });
     });
   const add = (email: string) => `${process.execPath} ${CLI} users add --email ${email} --name Tty`;
+  /** Signs in on a server started for the occasion: the only black-box proof of a stored password. */
+  const signsIn = async (email: string, password: string) => {
+    const server = await startServer(env);
+    try {
+      return (await postJson(`${server.url}/api/signin`, { email, password })).status === 200;
+    } finally {
+      await server.stop();
+    }
+  };
 
   test('CONTRACT: the password is asked twice without echo', async () => {
     const { out, code } = await inTerminal(add('tty@example.com'), [
@@ -398,6 +407,40 @@ describe('on a terminal', { skip: hasScript ? false : 'script(1) is not installe
     assert.match(out, /created user/);
     assert.ok(!out.includes('tty-password-42'), 'the typed password is not echoed');
   });
+
+  test('ISSUE 12: arrow keys typed at the prompt edit the line and never land in the password', async () => {
+    // The prompt is a line editor (readline under `read`): Left moves the cursor, Up and Down
+    // walk an empty history, and Enter submits the whole line wherever the cursor is. So the
+    // password is exactly the printable keys typed; before, the escape bytes were part of it.
+    const arrows = '\x1b[D\x1b[D\x1b[A\x1b[B\x1b[C';
+    const { out, code } = await inTerminal(add('arrows@example.com'), [
+      ['Password: ', `arrow-pass-77${arrows}\r`],
+      ['Repeat password: ', `arrow-pass-77${arrows}\r`],
+    ]);
+    assert.equal(code, 0, out);
+    assert.match(out, /created user/);
+    assert.ok(await signsIn('arrows@example.com', 'arrow-pass-77'), 'the plain password signs in');
+  });
+
+  for (const [key, byte] of [
+    ['Ctrl-C', '\x03'],
+    ['Ctrl-D', '\x04'],
+  ] as const) {
+    test(`ISSUE 12: ${key} at the prompt, even after some typing, aborts with a message and a non-zero exit, submitting nothing`, async () => {
+      const email = `cancel-${key.toLowerCase()}@example.com`;
+      const { out, code } = await inTerminal(add(email), [
+        ['Password: ', 'cancel-pass-55\r'],
+        ['Repeat password: ', `cancel-pa${byte}`],
+      ]);
+      assert.notEqual(code, 0, out);
+      assert.match(out, /usher: cancelled at the password prompt; nothing was changed/);
+      assert.doesNotMatch(out, /created user/);
+      const list = spawnSync(process.execPath, [CLI, 'users', 'list'], {
+        env: { ...env, PATH: process.env.PATH },
+      });
+      assert.ok(!String(list.stdout).includes(email), String(list.stdout));
+    });
+  }
 
   test('CONTRACT: import shows a progress bar', async () => {
     const file = join(dir, 'few.jsonl');

@@ -285,10 +285,12 @@ describe('the server process with zero set-up (SQLite default)', () => {
   test('CONTRACT: without DATABASE_URL the server creates ./data/usher.db under its working directory and serves', {
     timeout: SUITE_TIMEOUT_MS,
   }, async () => {
-    assert.ok(!existsSync(join(cwd, 'data')));
-    const server = await startServer({}, cwd);
+    // A directory of its own: the other test here starts a server in the suite's, which makes data/.
+    const home = mkdtempSync(join(cwd, 'zero-'));
+    assert.ok(!existsSync(join(home, 'data')));
+    const server = await startServer({}, home);
     try {
-      assert.ok(existsSync(join(cwd, 'data', 'usher.db')), 'data/usher.db was not created under the cwd');
+      assert.ok(existsSync(join(home, 'data', 'usher.db')), 'data/usher.db was not created under the cwd');
       const user = newUser();
       const res = await post(server, '/api/users', user);
       assert.equal(res.status, 201, await res.clone().text());

@@ -1,7 +1,11 @@
 // `users import FILE`: JSON lines or CSV, every row checked by the registration rules, hashed in
 // parallel within the configured hash concurrency, safe to rerun (existing emails are skipped).
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pipeline } from 'node:stream';
+import { type Parser, parse } from 'csv-parse';
 import { AppError } from '../shared/errors.ts';
 import type { UsersService } from '../users/service.ts';
 
@@ -25,68 +29,127 @@ export interface ImportReport {
   seconds: number;
 }
 
-/** RFC 4180 fields of one CSV record (quotes, doubled quotes, commas inside quotes). */
-function csvFields(record: string): string[] {
-  const fields: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < record.length; i++) {
-    const c = record[i]!;
-    if (quoted) {
-      if (c === '"' && record[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      fields.push(field);
-      field = '';
-    } else field += c;
+/** One data line of the file: a row to register, or a line refused before any registration. */
+type Entry = { row: ImportRow } | { refused: Refusal };
+
+/** A file that cannot be read as a whole (broken CSV quoting): refused before anything is imported. */
+class ImportFileError extends Error {}
+
+const LINE_BREAKS = /\r\n|\r|\n/g;
+const LEADING_BREAKS = /^(?:\r\n|\r|\n)*/;
+const breaks = (text: string) => text.match(LINE_BREAKS)?.length ?? 0;
+const REQUIRED = ['email', 'name', 'password'] as const;
+/** Far above any valid row; only bounds what one unclosed quote can make the parser hold. */
+const MAX_CSV_RECORD = 1 << 20;
+
+async function* jsonLines(path: string): AsyncGenerator<Entry> {
+  const lines = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
+  let line = 0;
+  for await (const text of lines) {
+    line += 1;
+    // An editor's byte order mark would make the first object unreadable.
+    const raw = line === 1 ? text.replace(/^\uFEFF/, '') : text;
+    if (raw.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = undefined;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      yield { refused: { line, reason: 'not a JSON object' } };
+      continue;
+    }
+    const { email, name, password } = value as Record<string, unknown>;
+    yield { row: { line, email, name, password } };
   }
-  fields.push(field);
-  return fields;
 }
 
-function parseRows(text: string, format: 'csv' | 'jsonl'): { rows: ImportRow[]; refused: Refusal[] } {
-  const rows: ImportRow[] = [];
-  const refused: Refusal[] = [];
-  const lines = text.split(/\r?\n/);
-  let header: string[] | undefined;
-  lines.forEach((raw, index) => {
-    const line = index + 1;
-    if (raw.trim() === '') return;
-    if (format === 'jsonl') {
-      try {
-        const value: unknown = JSON.parse(raw);
-        if (typeof value !== 'object' || value === null || Array.isArray(value))
-          throw new Error('not an object');
-        const { email, name, password } = value as Record<string, unknown>;
-        rows.push({ line, email, name, password });
-      } catch {
-        refused.push({ line, reason: 'not a JSON object' });
+/**
+ * RFC 4180 records by csv-parse, streamed. Line numbers are counted here from each record's raw
+ * text, in file order: csv-parse's own `info.lines` counts a CRLF inside a quoted field as two
+ * lines, so every line reported after one would be off. The raw text of a record starts with the
+ * blank lines skipped before it and keeps one character of each line break, so counting breaks in
+ * it gives the physical lines both for LF and CRLF files.
+ */
+async function* csvRecords(path: string): AsyncGenerator<Entry> {
+  let linesRead = 0;
+  let columns: string[] = [];
+  const refusals: Refusal[] = [];
+  const startLine = (raw = '') => {
+    const line = linesRead + breaks(LEADING_BREAKS.exec(raw)?.[0] ?? '') + 1;
+    linesRead += breaks(raw);
+    return line;
+  };
+  const parser: Parser = parse({
+    bom: true,
+    // The header names the columns in any order and case, as before.
+    columns: (header: string[]) => {
+      linesRead = parser.info.lines;
+      columns = header.map((name) => name.trim().toLowerCase());
+      for (const column of REQUIRED) {
+        if (!columns.includes(column)) {
+          refusals.push({ line: linesRead, reason: `the header has no "${column}" column` });
+        }
       }
-      return;
-    }
-    const fields = csvFields(raw);
-    if (!header) {
-      header = fields.map((f) => f.trim().toLowerCase());
-      for (const column of ['email', 'name', 'password']) {
-        if (!header.includes(column)) refused.push({ line, reason: `the header has no "${column}" column` });
+      return columns;
+    },
+    relax_column_count: false,
+    skip_empty_lines: true,
+    skip_records_with_error: true,
+    max_record_size: MAX_CSV_RECORD,
+    // Line numbers come from the raw text (see above), not from `info`.
+    raw: true,
+    // With raw on, a record comes here as { record, raw }.
+    on_record: (output: { record: Record<string, string>; raw?: string }): Entry => {
+      const { record, raw } = output;
+      const line = startLine(raw);
+      return { row: { line, email: record.email, name: record.name, password: record.password } };
+    },
+    on_skip: (error, raw) => {
+      const line = startLine(raw);
+      if (error?.code === 'CSV_RECORD_INCONSISTENT_COLUMNS') {
+        // A line of spaces was skipped as blank before, and still is.
+        if (raw?.trim() === '') return;
+        const found = (error as { record?: unknown[] }).record?.length ?? 0;
+        refusals.push({ line, reason: `${found} fields where the header has ${columns.length}` });
+        return;
       }
-      return;
-    }
-    const at = (column: string) => fields[header!.indexOf(column)];
-    rows.push({ line, email: at('email'), name: at('name'), password: at('password') });
+      // After a quoting error neither the records nor the line count that follow can be trusted.
+      throw new ImportFileError(
+        `line ${line}: not valid CSV (${error?.code ?? 'unknown error'}); nothing was imported`,
+      );
+    },
   });
-  return { rows, refused };
+  pipeline(createReadStream(path), parser, () => {
+    // A read or parse error destroys the parser with it, and the loop below throws it.
+  });
+  for await (const entry of parser as AsyncIterable<Entry>) {
+    while (refusals.length > 0) yield { refused: refusals.shift()! };
+    yield entry;
+  }
+  while (refusals.length > 0) yield { refused: refusals.shift()! };
 }
 
-function formatOf(path: string, text: string): 'csv' | 'jsonl' {
+async function formatOf(path: string): Promise<'csv' | 'jsonl'> {
   const ext = extname(path).toLowerCase();
   if (ext === '.csv') return 'csv';
   if (ext === '.jsonl' || ext === '.ndjson' || ext === '.json') return 'jsonl';
-  return text.trimStart().startsWith('{') ? 'jsonl' : 'csv';
+  const file = await open(path);
+  try {
+    const { buffer, bytesRead } = await file.read(Buffer.alloc(1024), 0, 1024, 0);
+    const start = buffer
+      .subarray(0, bytesRead)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '');
+    return start.trimStart().startsWith('{') ? 'jsonl' : 'csv';
+  } finally {
+    await file.close();
+  }
+}
+
+function entries(path: string, format: 'csv' | 'jsonl'): AsyncGenerator<Entry> {
+  return format === 'csv' ? csvRecords(path) : jsonLines(path);
 }
 
 export interface Progress {
@@ -128,49 +191,60 @@ export async function importUsers(
   concurrency: number,
   progress: Progress,
 ): Promise<ImportReport> {
-  const text = await readFile(path, 'utf8');
-  const { rows, refused } = parseRows(text, formatOf(path, text));
-  const unreadable = refused.length;
+  const format = await formatOf(path);
+  // A first pass counts the rows for the progress bar (and finds broken CSV before anything is
+  // imported); the file is streamed both times, so its size is not bounded by memory.
+  let total = 0;
+  for await (const _ of entries(path, format)) total += 1;
   const startedAt = Date.now();
-  let next = 0;
-  // Unreadable lines are already settled: progress counts every line of data.
-  const total = rows.length + unreadable;
-  let done = unreadable;
+  const refused: Refusal[] = [];
+  let done = 0;
   let imported = 0;
   let skipped = 0;
+  const source = entries(path, format);
   const worker = async () => {
-    while (next < rows.length) {
-      const row = rows[next++]!;
-      try {
-        if (
-          typeof row.email !== 'string' ||
-          typeof row.name !== 'string' ||
-          typeof row.password !== 'string'
-        ) {
-          throw new AppError('VALIDATION_FAILED', 'email, name and password must all be present as text');
-        }
-        await users.register({ email: row.email, name: row.name, password: row.password });
-        imported++;
-      } catch (error) {
-        if (error instanceof AppError && error.code === 'EMAIL_TAKEN') skipped++;
-        else if (error instanceof AppError && error.code === 'VALIDATION_FAILED') {
-          refused.push({ line: row.line, reason: error.message });
-        } else throw error;
-      }
+    // The workers share one generator: each next() waits for the previous one, so every entry
+    // goes to exactly one worker and the file is read only as fast as rows are registered.
+    for (let next = await source.next(); !next.done; next = await source.next()) {
+      const entry = next.value;
+      if ('refused' in entry) refused.push(entry.refused);
+      else
+        await register(
+          users,
+          entry.row,
+          refused,
+          () => imported++,
+          () => skipped++,
+        );
       done++;
       progress.update(done, total, startedAt);
     }
   };
   // A couple more workers than hash slots keep the hashing pool busy while others do I/O.
   await Promise.all(Array.from({ length: Math.max(1, concurrency + 2) }, worker));
-  if (rows.length === 0) progress.update(done, total, startedAt);
+  if (done === 0) progress.update(done, total, startedAt);
   progress.finish();
   refused.sort((x, y) => x.line - y.line);
-  return {
-    total: rows.length + unreadable,
-    imported,
-    skipped,
-    refused,
-    seconds: (Date.now() - startedAt) / 1000,
-  };
+  return { total: done, imported, skipped, refused, seconds: (Date.now() - startedAt) / 1000 };
+}
+
+async function register(
+  users: UsersService,
+  row: ImportRow,
+  refused: Refusal[],
+  imported: () => void,
+  skipped: () => void,
+): Promise<void> {
+  try {
+    if (typeof row.email !== 'string' || typeof row.name !== 'string' || typeof row.password !== 'string') {
+      throw new AppError('VALIDATION_FAILED', 'email, name and password must all be present as text');
+    }
+    await users.register({ email: row.email, name: row.name, password: row.password });
+    imported();
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'EMAIL_TAKEN') skipped();
+    else if (error instanceof AppError && error.code === 'VALIDATION_FAILED') {
+      refused.push({ line: row.line, reason: error.message });
+    } else throw error;
+  }
 }

@@ -8,6 +8,7 @@ import { AppError } from '../shared/errors.ts';
 import type { User } from '../users/user.ts';
 import { importUsers, progressReporter } from './import.ts';
 import { readPassword } from './prompt.ts';
+import { visible } from './visible.ts';
 
 const HELP: Record<string, string> = {
   '': `Usage: npm run cli -- <command> [options]
@@ -33,8 +34,10 @@ Prints every user in id order: a table, or one JSON object per line with --json.
   'users import': `Usage: npm run cli -- users import FILE
 
 Imports users from FILE: JSON lines ({"email":…,"name":…,"password":…} per line; .jsonl/.ndjson)
-or CSV with a header row naming email, name and password (.csv). Every row is checked by the
-registration rules; refused rows are reported with their line numbers. Emails that already exist
+or CSV with a header row naming email, name and password (.csv; RFC 4180: a quoted field may hold
+commas, doubled quotes and line breaks). The file is streamed, read twice (once to count rows).
+Every row is checked by the registration rules; refused rows are reported with their line numbers;
+a CSV with broken quoting is refused whole before anything is imported. Emails that already exist
 are skipped, so an interrupted import can simply be run again. Hashes run in parallel up to
 HASH_CONCURRENCY. A progress bar is shown on a terminal, plain progress lines otherwise.
 Exit code 0 when no row was refused, 1 otherwise.`,
@@ -53,7 +56,7 @@ Applies pending migrations (servers also do this at start; this is for deploy pi
 class UsageError extends Error {}
 
 function userLine(user: User): string {
-  return `${user.id}\t${user.email}\t${user.name}\t${user.createdAt.toISOString()}`;
+  return `${user.id}\t${visible(user.email)}\t${visible(user.name)}\t${user.createdAt.toISOString()}`;
 }
 
 async function run(argv: string[], config: Config, database: Database): Promise<number> {
@@ -109,12 +112,15 @@ async function run(argv: string[], config: Config, database: Database): Promise<
         for (const user of batch) {
           console.log(
             values.json
-              ? JSON.stringify({
-                  id: String(user.id),
-                  email: user.email,
-                  name: user.name,
-                  createdAt: user.createdAt,
-                })
+              ? visible(
+                  JSON.stringify({
+                    id: String(user.id),
+                    email: user.email,
+                    name: user.name,
+                    createdAt: user.createdAt,
+                  }),
+                  true,
+                )
               : userLine(user),
           );
         }
@@ -130,7 +136,7 @@ async function run(argv: string[], config: Config, database: Database): Promise<
         config.passwordHash.concurrency,
         progressReporter(process.stderr),
       );
-      for (const r of report.refused) console.error(`line ${r.line}: ${r.reason}`);
+      for (const r of report.refused) console.error(`line ${r.line}: ${visible(r.reason)}`);
       console.log(
         `imported ${report.imported}, skipped ${report.skipped} (already registered), refused ${report.refused.length}, of ${report.total} rows in ${report.seconds.toFixed(1)} s`,
       );
@@ -144,7 +150,7 @@ async function run(argv: string[], config: Config, database: Database): Promise<
     }
     case 'users delete': {
       const user = await users.deleteByEmail(need('email'));
-      console.log(`deleted user ${user.id} (${user.email})`);
+      console.log(`deleted user ${user.id} (${visible(user.email)})`);
       return 0;
     }
   }
@@ -157,7 +163,7 @@ async function main(): Promise<number> {
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
-      console.error(`usher: configuration error: ${error.message}`);
+      console.error(`usher: configuration error: ${visible(error.message)}`);
       return 2;
     }
     throw error;
@@ -167,14 +173,14 @@ async function main(): Promise<number> {
     return await run(process.argv.slice(2), config, database);
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      console.error(`usher: ${(error as Error).message}\n\n${HELP['']}`);
+      console.error(`usher: ${visible((error as Error).message)}\n\n${HELP['']}`);
       return 2;
     }
     if (error instanceof AppError) {
-      console.error(`usher: ${error.code}: ${error.message}`);
+      console.error(`usher: ${error.code}: ${visible(error.message)}`);
       return 1;
     }
-    console.error(`usher: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`usher: ${visible(error instanceof Error ? error.message : String(error))}`);
     return 1;
   } finally {
     await database.close();

@@ -1,3 +1,16 @@
+import { PassThrough } from 'node:stream';
+import { read } from 'read';
+
+/** Ctrl-C or Ctrl-D at a password prompt: the command stops, nothing is submitted. */
+export class PromptCancelled extends Error {
+  constructor() {
+    super('cancelled at the password prompt; nothing was changed');
+  }
+}
+
+const CTRL_C = 0x03;
+const CTRL_D = 0x04;
+
 /** Reads all of standard input (a pipe or file): the first line is the password. */
 async function readPiped(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -5,38 +18,56 @@ async function readPiped(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '';
 }
 
-/** Asks on the terminal without echoing what is typed. */
-function askHidden(question: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const stdin = process.stdin;
-    process.stderr.write(question);
-    stdin.setRawMode(true);
-    stdin.resume();
-    let value = '';
-    const onData = (data: Buffer) => {
-      for (const char of data.toString('utf8')) {
-        if (char === '\r' || char === '\n') {
-          done();
-          process.stderr.write('\n');
-          resolve(value);
-          return;
-        }
-        if (char === '\u0003') {
-          done();
-          reject(new Error('cancelled'));
-          return;
-        }
-        if (char === '\u007f' || char === '\b') value = [...value].slice(0, -1).join('');
-        else value += char;
-      }
-    };
-    const done = () => {
-      stdin.off('data', onData);
-      stdin.setRawMode(false);
-      stdin.pause();
-    };
-    stdin.on('data', onData);
+/**
+ * Asks on the terminal without echoing what is typed. `read` (readline underneath) does the line
+ * editing, so arrow keys, Home/End and the like move a cursor instead of landing in the password.
+ * Its own handling of the two cancelling keys is not enough: readline takes Ctrl-D as "delete
+ * forward" unless the line is empty, and on an empty line closes without `read` ever settling.
+ * So the keys go through a pass-through that stops the prompt on either byte, wherever it comes.
+ */
+async function askHidden(question: string): Promise<string> {
+  const stdin = process.stdin;
+  const keys = Object.assign(new PassThrough(), {
+    isTTY: true,
+    setRawMode: (mode: boolean) => stdin.setRawMode(mode),
   });
+  let cancel: (error: Error) => void = () => {};
+  const cancelled = new Promise<never>((_, reject) => {
+    cancel = reject;
+  });
+  const onData = (chunk: Buffer) => {
+    if (chunk.includes(CTRL_C) || chunk.includes(CTRL_D)) {
+      cancel(new PromptCancelled());
+      // The end of its input closes readline; the `read` promise is left behind, never settled.
+      keys.end();
+      return;
+    }
+    keys.write(chunk);
+  };
+  stdin.on('data', onData);
+  // An explicit pause (the end of a previous prompt) is not undone by a new listener.
+  stdin.resume();
+  try {
+    return await Promise.race([
+      read({
+        prompt: question,
+        silent: true,
+        replace: '',
+        input: keys,
+        output: process.stderr,
+        // Even when stderr is redirected: without terminal mode readline leaves raw mode off,
+        // and the terminal itself would echo the password.
+        terminal: true,
+      }),
+      cancelled,
+    ]);
+  } finally {
+    // The Enter (or the cancelling key) was not echoed: end the prompt's line ourselves.
+    process.stderr.write('\n');
+    stdin.off('data', onData);
+    stdin.setRawMode(false);
+    stdin.pause();
+  }
 }
 
 /**
@@ -45,8 +76,8 @@ function askHidden(question: string): Promise<string> {
  */
 export async function readPassword(): Promise<string> {
   if (!process.stdin.isTTY) return readPiped();
-  const first = await askHidden('Password: ');
-  const second = await askHidden('Repeat password: ');
+  const first = await askHidden('Password:');
+  const second = await askHidden('Repeat password:');
   if (first !== second) throw new Error('the passwords do not match');
   return first;
 }

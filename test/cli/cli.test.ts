@@ -1,11 +1,13 @@
-// The admin CLI end to end: real processes on the same database as a running server.
+// The admin CLI end to end: real processes on the same database as a running server. Each test
+// makes the users it needs (its own emails), so the tests pass in any order.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { openTestDatabase } from '../helpers/db.ts';
 import { postJson, type ServerProcess, startServer } from '../helpers/process.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
@@ -53,6 +55,15 @@ describeEachStore('admin CLI', (store) => {
 
   const signin = (email: string, password: string) =>
     postJson(`${server.url}/api/signin`, { email, password });
+  const addUser = async (email: string, name: string, password: string) => {
+    const run = await cli(env, ['users', 'add', '--email', email, '--name', name], `${password}\n`);
+    assert.equal(run.code, 0, run.stderr);
+  };
+  const listJson = async () =>
+    (await cli(env, ['users', 'list', '--json'])).stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, string>);
 
   test('CONTRACT: users add takes the password from standard input, and the user signs in on the running server', async () => {
     const run = await cli(
@@ -85,10 +96,11 @@ describeEachStore('admin CLI', (store) => {
     const weak = await cli(env, ['users', 'add', '--email', 'w@example.com', '--name', 'W'], 'short\n');
     assert.equal(weak.code, 1);
     assert.match(weak.stderr, /VALIDATION_FAILED: password/);
+    await addUser('Dup@Example.com', 'First', 'cli-password-2');
     const dup = await cli(
       env,
-      ['users', 'add', '--email', 'ADA@example.com', '--name', 'Dup'],
-      'cli-password-2\n',
+      ['users', 'add', '--email', 'DUP@example.com', '--name', 'Dup'],
+      'cli-password-3\n',
     );
     assert.equal(dup.code, 1);
     assert.match(dup.stderr, /EMAIL_TAKEN/);
@@ -119,16 +131,59 @@ describeEachStore('admin CLI', (store) => {
   });
 
   test('CONTRACT: users list prints every user, as a table or JSON lines', async () => {
+    await addUser('Lister@Example.com', 'Lister', 'cli-password-4');
     const table = await cli(env, ['users', 'list']);
     assert.equal(table.code, 0);
-    assert.match(table.stdout, /\tAda@Example\.com\tAda\t/);
+    assert.match(table.stdout, /\tLister@Example\.com\tLister\t/);
+    const rows = await listJson();
+    assert.ok(rows.some((r) => r.email === 'Lister@Example.com'));
+    assert.ok(rows.every((r) => Object.keys(r).sort().join() === 'createdAt,email,id,name'));
+  });
+
+  test('ISSUE 11: users list shows control characters and bidi overrides in names and emails as escapes, never raw', async () => {
+    // The API refuses such names; a row written before that rule, or by another tool, still
+    // reaches the admin's terminal through the CLI.
+    const name = 'Mallory\x1b[2J\x07\r\n\u009b31m\u202eevil\u2028\u2066\x7f\ttab\\end';
+    const email = 'mallory\x1b]0;owned\x07@example.com';
+    const database = openTestDatabase(store);
+    try {
+      const now = new Date().toISOString();
+      await database.db
+        .insertInto('users')
+        .values({
+          email,
+          email_key: email.toLowerCase(),
+          name,
+          password_hash: 'x',
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+    } finally {
+      await database.close();
+    }
+    // Tab and line feed are the table's own separators; no other control character may come out.
+    const unsafe = /(?![\t\n])[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+
+    const table = await cli(env, ['users', 'list']);
+    assert.equal(table.code, 0, table.stderr);
+    assert.doesNotMatch(table.stdout, unsafe);
+    const row = table.stdout.split('\n').find((line) => line.includes('Mallory'));
+    assert.ok(row, table.stdout);
+    const fields = row.split('\t');
+    assert.equal(fields.length, 4, `one row of four columns: ${JSON.stringify(row)}`);
+    assert.equal(fields[1], 'mallory\\x1b]0;owned\\x07@example.com');
+    assert.equal(fields[2], 'Mallory\\x1b[2J\\x07\\r\\n\\x9b31m\\u202eevil\\u2028\\u2066\\x7f\\ttab\\\\end');
+
     const json = await cli(env, ['users', 'list', '--json']);
+    assert.equal(json.code, 0, json.stderr);
+    assert.doesNotMatch(json.stdout, unsafe);
     const rows = json.stdout
       .trim()
       .split('\n')
-      .map((line) => JSON.parse(line));
-    assert.ok(rows.some((r) => r.email === 'Ada@Example.com'));
-    assert.ok(rows.every((r) => Object.keys(r).sort().join() === 'createdAt,email,id,name'));
+      .map((line) => JSON.parse(line) as Record<string, string>);
+    const parsed = rows.find((r) => r.name?.startsWith('Mallory'));
+    assert.deepEqual([parsed?.name, parsed?.email], [name, email], 'JSON lines give the exact text back');
   });
 
   test('CONTRACT: users import takes JSON lines, validates every row, reports refusals by line, and is safe to rerun', async () => {
@@ -177,18 +232,95 @@ describeEachStore('admin CLI', (store) => {
     assert.ok(list.includes('"name":"She said \\"hi\\""'));
   });
 
+  // The line breaks go in passwords: names with control characters are refused by the API rules.
+  test('ISSUE 12: a quoted CSV field may hold line breaks and doubled quotes (RFC 4180), and a BOM is ignored', async () => {
+    const file = join(dir, `multiline-${store.kind}.csv`);
+    const password = 'first line\r\nsecond "quoted" line';
+    writeFileSync(
+      file,
+      '\uFEFFEmail,Name,Password\r\nml1@example.com,"O\'Neil ""Jr"", Esq.","first line\r\nsecond ""quoted"" line"\r\n',
+    );
+    const run = await cli(env, ['users', 'import', file]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /imported 1, skipped 0 \(already registered\), refused 0, of 1 rows/);
+    assert.ok(
+      (await listJson()).some((r) => r.email === 'ml1@example.com' && r.name === 'O\'Neil "Jr", Esq.'),
+    );
+    assert.equal((await signin('ml1@example.com', password)).status, 200);
+    assert.equal((await signin('ml1@example.com', 'first line')).status, 401);
+  });
+
+  test('ISSUE 12: refused CSV rows keep their own line numbers after multi-line quoted fields, with LF or CRLF', async () => {
+    for (const eol of ['\n', '\r\n']) {
+      const tag = eol === '\n' ? 'lf' : 'crlf';
+      const file = join(dir, `lines-${tag}-${store.kind}.csv`);
+      writeFileSync(
+        file,
+        [
+          'email,name,password', // 1
+          `${tag}1@example.com,One,"a password`, // 2
+          '', // 3
+          'over three lines"', // 4
+          `not-an-email-${tag},Two,pass-word-222`, // 5
+          `${tag}3@example.com,Three,pass-word-333,extra`, // 6
+          '', // 7
+          `${tag}4@example.com,"Four","pass`, // 8
+          'word"', // 9: "pass\nword" is fine
+          `${tag}5@example.com,Five,password`, // 10: too common
+          `${tag}6@example.com,Six,"multi`, // 11
+          'line 666"', // 12
+        ].join(eol),
+      );
+      const run = await cli(env, ['users', 'import', file]);
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(run.stdout, /imported 3, skipped 0 \(already registered\), refused 3, of 6 rows/, tag);
+      const refused = [...run.stderr.matchAll(/^line (\d+): (.*)$/gm)].map((m) => [Number(m[1]), m[2]]);
+      assert.deepEqual(
+        refused,
+        [
+          [5, 'email: must be an email address like name@example.com'],
+          [6, '4 fields where the header has 3'],
+          [10, refused[2]?.[1]],
+        ],
+        tag,
+      );
+      assert.match(String(refused[2]?.[1]), /^password: .*common/);
+      assert.equal((await signin(`${tag}6@example.com`, `multi${eol}line 666`)).status, 200, tag);
+    }
+  });
+
+  test('ISSUE 12: a CSV with broken quoting is refused whole, at the line of the broken record, before anything is imported', async () => {
+    const file = join(dir, `broken-${store.kind}.csv`);
+    writeFileSync(
+      file,
+      'email,name,password\r\nbq1@example.com,"Fine\r\nName",pass-word-111\r\nbq2@example.com,"Bad"quote,pass-word-222\r\n',
+    );
+    const run = await cli(env, ['users', 'import', file]);
+    assert.equal(run.code, 1);
+    assert.match(
+      run.stderr,
+      /^usher: line 4: not valid CSV \(CSV_INVALID_CLOSING_QUOTE\); nothing was imported$/m,
+    );
+    assert.equal((await signin('bq1@example.com', 'pass-word-111')).status, 401);
+  });
+
   test('CONTRACT: users set-password changes the password and ends the user’s sessions', async () => {
+    await addUser('setpw@example.com', 'Set Password', 'old-pass-word-1');
     const login = await fetch(`${server.url}/api/signin`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'c1@example.com', password: 'csv-pass-1' }),
+      body: JSON.stringify({ email: 'setpw@example.com', password: 'old-pass-word-1' }),
     });
     const token = /usher_session=([^;]+)/.exec(login.headers.get('set-cookie') ?? '')?.[1];
     assert.ok(token);
-    const run = await cli(env, ['users', 'set-password', '--email', 'C1@example.com'], 'brand-new-pass-7\n');
+    const run = await cli(
+      env,
+      ['users', 'set-password', '--email', 'SetPW@example.com'],
+      'brand-new-pass-7\n',
+    );
     assert.equal(run.code, 0, run.stderr);
-    assert.equal((await signin('c1@example.com', 'csv-pass-1')).status, 401);
-    assert.equal((await signin('c1@example.com', 'brand-new-pass-7')).status, 200);
+    assert.equal((await signin('setpw@example.com', 'old-pass-word-1')).status, 401);
+    assert.equal((await signin('setpw@example.com', 'brand-new-pass-7')).status, 200);
     const write = await fetch(`${server.url}/api/products`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -198,10 +330,13 @@ describeEachStore('admin CLI', (store) => {
   });
 
   test('CONTRACT: users delete removes the user; deleting an unknown email fails', async () => {
-    const run = await cli(env, ['users', 'delete', '--email', 'c2@example.com']);
+    await addUser('delete-me@example.com', 'Delete Me', 'delete-pass-1');
+    assert.equal((await signin('delete-me@example.com', 'delete-pass-1')).status, 200);
+    const run = await cli(env, ['users', 'delete', '--email', 'delete-me@example.com']);
     assert.equal(run.code, 0, run.stderr);
-    assert.equal((await signin('c2@example.com', 'csv-pass-2')).status, 401);
-    const again = await cli(env, ['users', 'delete', '--email', 'c2@example.com']);
+    assert.match(run.stdout, /^deleted user \d+ \(delete-me@example\.com\)\n$/);
+    assert.equal((await signin('delete-me@example.com', 'delete-pass-1')).status, 401);
+    const again = await cli(env, ['users', 'delete', '--email', 'delete-me@example.com']);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /USER_NOT_FOUND/);
   });
@@ -215,15 +350,18 @@ describeEachStore('admin CLI', (store) => {
 
 const hasScript = spawnSync('script', ['--version']).status === 0;
 
-test('CONTRACT: on a terminal the password is asked twice without echo, and import shows a progress bar', {
-  skip: hasScript ? false : 'script(1) is not installed',
-}, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'usher-tty-'));
-  const env = { DATABASE_URL: `sqlite:${join(dir, 'u.db')}` };
+describe('on a terminal', { skip: hasScript ? false : 'script(1) is not installed' }, () => {
+  let dir: string;
+  let env: Record<string, string>;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'usher-tty-'));
+    env = { DATABASE_URL: `sqlite:${join(dir, 'u.db')}` };
+  });
+
   // script(1) gives the CLI a pseudo-terminal; what we write is what a person would type, and
   // only once the prompt is on screen (raw mode is on then, so nothing typed is echoed).
   const inTerminal = (command: string, answers: Array<[prompt: string, typed: string]>) =>
-    new Promise<string>((resolve) => {
+    new Promise<{ out: string; code: number | null }>((resolve) => {
       const child = spawn('script', ['-qec', command, '/dev/null'], {
         env: { PATH: process.env.PATH ?? '', ...env },
       });
@@ -242,25 +380,75 @@ test('CONTRACT: on a terminal the password is asked twice without echo, and impo
         }
       });
       const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-      child.on('exit', () => {
+      child.on('exit', (code) => {
         clearTimeout(timer);
-        resolve(out);
+        resolve({ out, code });
       });
     });
-  const out = await inTerminal(`${process.execPath} ${CLI} users add --email tty@example.com --name Tty`, [
-    ['Password: ', 'tty-password-42\r'],
-    ['Repeat password: ', 'tty-password-42\r'],
-  ]);
-  assert.match(out, /Password: /);
-  assert.match(out, /Repeat password: /);
-  assert.match(out, /created user/);
-  assert.ok(!out.includes('tty-password-42'), 'the typed password is not echoed');
+  const add = (email: string) => `${process.execPath} ${CLI} users add --email ${email} --name Tty`;
+  /** Signs in on a server started for the occasion: the only black-box proof of a stored password. */
+  const signsIn = async (email: string, password: string) => {
+    const server = await startServer(env);
+    try {
+      return (await postJson(`${server.url}/api/signin`, { email, password })).status === 200;
+    } finally {
+      await server.stop();
+    }
+  };
 
-  const file = join(dir, 'few.jsonl');
-  writeFileSync(
-    file,
-    `${JSON.stringify({ email: 'p1@example.com', name: 'P', password: 'progress-pass-1' })}\n`,
-  );
-  const bar = await inTerminal(`${process.execPath} ${CLI} users import ${file}`, []);
-  assert.match(bar, /\[#+\] 1\/1 100\.0% [\d.]+ rows\/s/);
+  test('CONTRACT: the password is asked twice without echo', async () => {
+    const { out, code } = await inTerminal(add('tty@example.com'), [
+      ['Password: ', 'tty-password-42\r'],
+      ['Repeat password: ', 'tty-password-42\r'],
+    ]);
+    assert.equal(code, 0, out);
+    assert.match(out, /Password: /);
+    assert.match(out, /Repeat password: /);
+    assert.match(out, /created user/);
+    assert.ok(!out.includes('tty-password-42'), 'the typed password is not echoed');
+  });
+
+  test('ISSUE 12: arrow keys typed at the prompt edit the line and never land in the password', async () => {
+    // The prompt is a line editor (readline under `read`): Left moves the cursor, Up and Down
+    // walk an empty history, and Enter submits the whole line wherever the cursor is. So the
+    // password is exactly the printable keys typed; before, the escape bytes were part of it.
+    const arrows = '\x1b[D\x1b[D\x1b[A\x1b[B\x1b[C';
+    const { out, code } = await inTerminal(add('arrows@example.com'), [
+      ['Password: ', `arrow-pass-77${arrows}\r`],
+      ['Repeat password: ', `arrow-pass-77${arrows}\r`],
+    ]);
+    assert.equal(code, 0, out);
+    assert.match(out, /created user/);
+    assert.ok(await signsIn('arrows@example.com', 'arrow-pass-77'), 'the plain password signs in');
+  });
+
+  for (const [key, byte] of [
+    ['Ctrl-C', '\x03'],
+    ['Ctrl-D', '\x04'],
+  ] as const) {
+    test(`ISSUE 12: ${key} at the prompt, even after some typing, aborts with a message and a non-zero exit, submitting nothing`, async () => {
+      const email = `cancel-${key.toLowerCase()}@example.com`;
+      const { out, code } = await inTerminal(add(email), [
+        ['Password: ', 'cancel-pass-55\r'],
+        ['Repeat password: ', `cancel-pa${byte}`],
+      ]);
+      assert.notEqual(code, 0, out);
+      assert.match(out, /usher: cancelled at the password prompt; nothing was changed/);
+      assert.doesNotMatch(out, /created user/);
+      const list = spawnSync(process.execPath, [CLI, 'users', 'list'], {
+        env: { ...env, PATH: process.env.PATH },
+      });
+      assert.ok(!String(list.stdout).includes(email), String(list.stdout));
+    });
+  }
+
+  test('CONTRACT: import shows a progress bar', async () => {
+    const file = join(dir, 'few.jsonl');
+    writeFileSync(
+      file,
+      `${JSON.stringify({ email: 'p1@example.com', name: 'P', password: 'progress-pass-1' })}\n`,
+    );
+    const { out } = await inTerminal(`${process.execPath} ${CLI} users import ${file}`, []);
+    assert.match(out, /\[#+\] 1\/1 100\.0% [\d.]+ rows\/s/);
+  });
 });

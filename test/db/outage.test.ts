@@ -32,7 +32,9 @@ class TcpProxy {
     this.port = port;
     this.#target = target;
   }
+  /** Starting a started proxy, or stopping a stopped one, does nothing: tests may run in any order. */
   async start() {
+    if (this.#server) return;
     this.#server = createServer((client) => {
       const upstream = connect(this.#target);
       for (const s of [client, upstream]) {
@@ -46,9 +48,12 @@ class TcpProxy {
     await once(this.#server, 'listening');
   }
   async stop() {
+    const server = this.#server;
+    if (!server) return;
+    this.#server = undefined;
     for (const s of this.#sockets) s.destroy();
-    this.#server?.close();
-    if (this.#server) await once(this.#server, 'close');
+    server.close();
+    await once(server, 'close');
   }
 }
 
@@ -136,6 +141,9 @@ describe('Database outage [postgres]', { skip }, () => {
     });
 
     test('when it is back: requests succeed again without a restart', async () => {
+      // Down first, whether or not the test above ran.
+      await proxy.stop();
+      assert.equal((await app.get(`/api/users/${userId}`)).statusCode, 503);
       await proxy.start();
       const deadline = Date.now() + 10_000;
       let status = 0;

@@ -826,8 +826,8 @@ describeEachStore('Properties', (store) => {
     });
   });
 
-  test('property runs in total for this store (see diagnostic)', (t) => {
-    t.diagnostic(`${totals.runs} property runs, ${totals.requests}+ requests`);
-    assert.ok(totals.runs > 0);
+  // A summary, so a hook: as a test it could run before the property tests it adds up.
+  after(() => {
+    console.log(`${totals.runs} property runs, ${totals.requests}+ requests in total (${store.kind})`);
   });
 });

@@ -5,6 +5,7 @@ import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { type Database, openDatabase } from '../db/database.ts';
 import { createServices } from '../services.ts';
 import { AppError } from '../shared/errors.ts';
+import { checkEmail } from '../users/rules.ts';
 import type { User } from '../users/user.ts';
 import { importUsers, progressReporter } from './import.ts';
 import { readPassword } from './prompt.ts';
@@ -19,6 +20,8 @@ Commands:
   users import FILE                import users from JSON lines or CSV (email,name,password)
   users set-password --email E     set a new password (stdin or prompt); ends the user's sessions
   users delete --email E           delete a user with their sessions, products and reviews
+  users verify --email E           mark a user's email as verified
+  mail send-test --to E            send a test message through the configured mail transport
   migrate                          apply pending database migrations
 
 The database and settings come from the same environment variables as the server (DATABASE_URL…).
@@ -45,6 +48,15 @@ Exit code 0 when no row was refused, 1 otherwise.`,
 
 Sets a new password (standard input, or a hidden prompt asked twice) by the registration rules,
 and ends every session of that user.`,
+  'users verify': `Usage: npm run cli -- users verify --email E
+
+Marks the user's email as verified, as following the link in a verification mail would (for
+addresses an operator has confirmed some other way).`,
+  'mail send-test': `Usage: npm run cli -- mail send-test --to E
+
+Sends a test message to E through the configured transport (SMTP_URL, or a .eml file in
+MAIL_OUTBOX) at once, not through the outbox, and reports what the transport said. Exit code 0
+when it was accepted, 1 when it was not.`,
   'users delete': `Usage: npm run cli -- users delete --email E
 
 Deletes the user with that email, with their sessions, products and reviews.`,
@@ -61,7 +73,8 @@ function userLine(user: User): string {
 
 async function run(argv: string[], config: Config, database: Database): Promise<number> {
   const words = argv.filter((a) => !a.startsWith('-'));
-  const command = words[0] === 'users' ? `users ${words[1] ?? ''}`.trim() : (words[0] ?? '');
+  const command =
+    words[0] === 'users' || words[0] === 'mail' ? `${words[0]} ${words[1] ?? ''}`.trim() : (words[0] ?? '');
   if (argv.includes('--help') || argv.includes('-h') || command === '' || command === 'help') {
     const text = HELP[command === 'help' ? '' : command];
     if (text === undefined) throw new UsageError(`unknown command "${command}"`);
@@ -77,10 +90,11 @@ async function run(argv: string[], config: Config, database: Database): Promise<
     options: {
       email: { type: 'string' },
       name: { type: 'string' },
+      to: { type: 'string' },
       json: { type: 'boolean' },
     },
   });
-  const need = (option: 'email' | 'name'): string => {
+  const need = (option: 'email' | 'name' | 'to'): string => {
     const value = values[option];
     if (typeof value !== 'string' || value === '') throw new UsageError(`--${option} is required`);
     return value;
@@ -91,7 +105,7 @@ async function run(argv: string[], config: Config, database: Database): Promise<
     console.log('migrations applied');
     return 0;
   }
-  const { users } = createServices(config, database);
+  const { users, mail } = createServices(config, database);
   switch (command) {
     case 'users add': {
       const email = need('email');
@@ -151,6 +165,30 @@ async function run(argv: string[], config: Config, database: Database): Promise<
     case 'users delete': {
       const user = await users.deleteByEmail(need('email'));
       console.log(`deleted user ${user.id} (${visible(user.email)})`);
+      return 0;
+    }
+    case 'users verify': {
+      const user = await users.markEmailVerified(need('email'));
+      console.log(`verified the email of user ${user.id} (${visible(user.email)})`);
+      return 0;
+    }
+    case 'mail send-test': {
+      const to = checkEmail(need('to'));
+      try {
+        await mail.sendTest(to);
+      } catch (error) {
+        console.error(
+          `usher: the ${mail.transportKind} transport refused the message: ${visible((error as Error).message)}`,
+        );
+        return 1;
+      } finally {
+        mail.close();
+      }
+      console.log(
+        mail.transportKind === 'smtp'
+          ? `sent a test message to ${visible(to)} through ${visible(new URL(config.mail.smtpUrl!).host)}`
+          : `wrote a test message to ${visible(to)} into ${visible(config.mail.outboxDir)}`,
+      );
       return 0;
     }
   }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { OutboxRepository, OutgoingMessage } from './repository.ts';
+import { testMessage } from './templates.ts';
 import type { Transport } from './transport.ts';
 
 export interface MailPolicy {
@@ -104,6 +105,14 @@ export class MailService {
     await this.#outbox.markSent(message.id, this.#sender, new Date(this.#now()));
     this.onOutcome('sent');
     this.log?.info({ mailId: String(message.id), via: this.#transport.kind }, 'mail sent');
+  }
+
+  /** Operators' check of the transport (CLI): straight to it, not through the outbox, so errors show at once. */
+  async sendTest(to: string): Promise<void> {
+    await this.#transport.send({
+      ...testMessage(to),
+      messageId: `<test-${randomBytes(8).toString('hex')}@usher>`,
+    });
   }
 
   waiting(): Promise<number> {

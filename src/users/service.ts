@@ -115,6 +115,13 @@ export class UsersService {
     return user;
   }
 
+  /** Admin (CLI): the user's email counts as verified from now on. */
+  async markEmailVerified(email: string): Promise<User> {
+    const user = await this.findByEmail(email);
+    await this.#users.markEmailVerified(user.id, new Date());
+    return user;
+  }
+
   /** Admin (CLI): deletes the user with that email (sessions, products and reviews go too). */
   async deleteByEmail(email: string): Promise<User> {
     const user = await this.findByEmail(email);

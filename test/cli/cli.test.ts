@@ -2,13 +2,15 @@
 // makes the users it needs (its own emails), so the tests pass in any order.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { sessionToken } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
-import { postJson, type ServerProcess, startServer } from '../helpers/process.ts';
+import { freePort, postJson, type ServerProcess, startServer } from '../helpers/process.ts';
+import { startSmtp } from '../helpers/smtp.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -58,6 +60,7 @@ describeEachStore('admin CLI', (store) => {
   const addUser = async (email: string, name: string, password: string) => {
     const run = await cli(env, ['users', 'add', '--email', email, '--name', name], `${password}\n`);
     assert.equal(run.code, 0, run.stderr);
+    return run;
   };
   const listJson = async () =>
     (await cli(env, ['users', 'list', '--json'])).stdout
@@ -311,7 +314,7 @@ describeEachStore('admin CLI', (store) => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email: 'setpw@example.com', password: 'old-pass-word-1' }),
     });
-    const token = /usher_session=([^;]+)/.exec(login.headers.get('set-cookie') ?? '')?.[1];
+    const token = sessionToken(login.headers.getSetCookie());
     assert.ok(token);
     const run = await cli(
       env,
@@ -345,6 +348,59 @@ describeEachStore('admin CLI', (store) => {
     const run = await cli(env, ['migrate']);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout.trim(), 'migrations applied');
+  });
+
+  test('ISSUE 13: users verify marks the email verified (profile B shows emailVerified: true)', async () => {
+    const email = `verify.${process.pid}.${Date.now()}@example.com`;
+    const added = await addUser(email, 'Vera', 'a fine passphrase');
+    const id = /created user (\d+)/.exec(added.stdout)?.[1];
+    assert.ok(id, added.stdout);
+    const emailVerified = async () =>
+      ((await (await fetch(`${server.url}/api/users/${id}`)).json()) as { emailVerified: boolean })
+        .emailVerified;
+    assert.equal(await emailVerified(), false);
+    const run = await cli(env, ['users', 'verify', '--email', email.toUpperCase()]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, new RegExp(`verified the email of user ${id}`));
+    assert.equal(await emailVerified(), true);
+    const unknown = await cli(env, ['users', 'verify', '--email', `nobody.${Date.now()}@example.com`]);
+    assert.notEqual(unknown.code, 0);
+  });
+
+  test('ISSUE 13: mail send-test delivers to a real SMTP server, writes an .eml without one, and fails with exit 1 when refused', async () => {
+    const smtp = await startSmtp();
+    try {
+      const sent = await cli({ ...env, SMTP_URL: smtp.url }, [
+        'mail',
+        'send-test',
+        '--to',
+        'ops@example.com',
+      ]);
+      assert.equal(sent.code, 0, sent.stderr);
+      const mail = await smtp.waitFor((m) => m.to === 'ops@example.com');
+      assert.match(mail.subject, /test/i);
+    } finally {
+      await smtp.close();
+    }
+    const outbox = mkdtempSync(join(tmpdir(), 'usher-cli-outbox-'));
+    const written = await cli({ ...env, MAIL_OUTBOX: outbox }, [
+      'mail',
+      'send-test',
+      '--to',
+      'ops@example.com',
+    ]);
+    assert.equal(written.code, 0, written.stderr);
+    const files = readdirSync(outbox).filter((f) => f.endsWith('.eml'));
+    assert.equal(files.length, 1);
+    assert.match(readFileSync(join(outbox, files[0]!), 'utf8'), /Subject: Test message from Usher/);
+    const refused = await cli({ ...env, SMTP_URL: `smtp://127.0.0.1:${await freePort()}` }, [
+      'mail',
+      'send-test',
+      '--to',
+      'ops@example.com',
+    ]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /refused/);
   });
 });
 

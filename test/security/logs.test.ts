@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
-import { startApp, type TestApp } from '../helpers/app.ts';
+import { startApp, type TestApp, sessionToken as tokenIn } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { type ServerProcess, startServer } from '../helpers/process.ts';
 import { describeEachStore, type Store } from '../helpers/stores.ts';
@@ -91,7 +91,7 @@ const secret = (label: string) => `${label}-${randomBytes(9).toString('base64url
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 function sessionToken(reply: Reply): string {
-  const token = reply.setCookies.map((c) => /^usher_session=([^;]+)/.exec(c)?.[1]).find(Boolean);
+  const token = tokenIn(reply.setCookies);
   assert.ok(token, `no session cookie in ${JSON.stringify(reply.setCookies)}`);
   return token;
 }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, type TestContext, test } from 'node:test';
 import fc from 'fast-check';
 import type { Profile } from '../../src/config.ts';
-import { signIn, startApp, type TestApp } from '../helpers/app.ts';
+import { sessionToken, signIn, startApp, type TestApp } from '../helpers/app.ts';
 import { type ServerProcess, startServer } from '../helpers/process.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
@@ -789,7 +789,7 @@ describeEachStore('Properties', (store) => {
         body: JSON.stringify(owner),
       });
       assert.equal(signin.status, 200);
-      const token = /usher_session=([^;]+)/.exec(signin.headers.getSetCookie().join('\n'))?.[1];
+      const token = sessionToken(signin.headers.getSetCookie());
       assert.ok(token);
       const product = await client({
         method: 'POST',

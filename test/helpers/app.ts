@@ -29,6 +29,16 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** Limits no test reaches, for suites that test something else than throttling with many sign-ins. */
+export const NO_THROTTLE = {
+  windowMs: 900_000,
+  perAccountAddress: 1e6,
+  perAccount: 1e6,
+  perAddress: 1e6,
+  concurrentPerAccount: 1e6,
+  concurrentPerAddress: 1e6,
+} as const;
+
 /** Where this test process's apps write mail when no SMTP server is configured. */
 export const TEST_OUTBOX = mkdtempSync(join(tmpdir(), 'usher-outbox-'));
 

@@ -12,7 +12,7 @@ import { after, before, describe, type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Profile } from '../../src/config.ts';
-import { newUser, sessionToken, signIn, startApp, type TestApp } from '../helpers/app.ts';
+import { NO_THROTTLE, newUser, sessionToken, signIn, startApp, type TestApp } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { type ServerProcess, startServer } from '../helpers/process.ts';
 import { describeEachStore, freshDatabaseUrl, type StoreKind } from '../helpers/stores.ts';
@@ -51,15 +51,6 @@ const FLOOD_DB_BOUND_BYTES = 10 * MIB;
 const FLOOD_RSS_BOUND_BYTES = 250 * MIB;
 const REQUEST_TIMEOUT_MS = 60_000;
 const SERVER_TEST_TIMEOUT_MS = 120_000;
-/** Throttling is tested elsewhere; the in-process apps here must answer 401, not 429. */
-const ROOMY_THROTTLE = {
-  windowMs: 900_000,
-  perAccountAddress: 1e6,
-  perAccount: 1e6,
-  perAddress: 1e6,
-  concurrentPerAccount: 1e6,
-  concurrentPerAddress: 1e6,
-};
 /** General category Cc: exactly U+0000-U+001F and U+007F-U+009F. */
 const CONTROL_CHARACTER = /\p{Cc}/u;
 
@@ -321,8 +312,8 @@ describeEachStore('ISSUE 11: hostile input', (store) => {
   const signinEmails = new Set<string>();
 
   before(async () => {
-    apps.a = await startApp(store, 'a', { throttle: ROOMY_THROTTLE });
-    apps.b = await startApp(store, 'b', { throttle: ROOMY_THROTTLE });
+    apps.a = await startApp(store, 'a', { throttle: NO_THROTTLE });
+    apps.b = await startApp(store, 'b', { throttle: NO_THROTTLE });
   });
   after(async () => {
     await apps.a?.close();

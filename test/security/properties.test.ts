@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, type TestContext, test } from 'node:test';
 import fc from 'fast-check';
 import type { Profile } from '../../src/config.ts';
-import { sessionToken, signIn, startApp, type TestApp } from '../helpers/app.ts';
+import { NO_THROTTLE, sessionToken, signIn, startApp, type TestApp } from '../helpers/app.ts';
 import { type ServerProcess, startServer } from '../helpers/process.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
@@ -25,15 +25,6 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** The ISSUE 11 property: its runs and any shrinking, per profile and store. */
 const HOSTILE_TIME_LIMIT_MS = 20_000;
 const SERVER_TEST_TIMEOUT_MS = 120_000;
-// Property (a) sends thousands of wrong sign-ins from one address; throttling is tested elsewhere.
-const NO_THROTTLE = {
-  windowMs: 60_000,
-  perAccountAddress: 1e6,
-  perAccount: 1e6,
-  perAddress: 1e6,
-  concurrentPerAccount: 1e6,
-  concurrentPerAddress: 1e6,
-};
 const MAX_ID = 2n ** 63n - 1n;
 
 // ---------------------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ const FILES = {
   'link.js': 'text/javascript; charset=utf-8',
   'reset-password.js': 'text/javascript; charset=utf-8',
   'verify-email.js': 'text/javascript; charset=utf-8',
+  // Named by the pages, so a browser does not ask for /favicon.ico (a 404) on every visit.
+  'icon.svg': 'image/svg+xml',
 } as const;
 
 /** Where the assets are served; the pages' HTML names them with this prefix. */

@@ -18,6 +18,7 @@ const ASSETS: Record<string, string> = {
   '/pages/link.js': 'text/javascript; charset=utf-8',
   '/pages/reset-password.js': 'text/javascript; charset=utf-8',
   '/pages/verify-email.js': 'text/javascript; charset=utf-8',
+  '/pages/icon.svg': 'image/svg+xml',
 };
 
 /** Every src and href value in an HTML document. */
@@ -79,7 +80,7 @@ describeEachStore('Pages for mail links', (store) => {
     for (const path of PAGES) {
       const html = (await apps.b.get(path)).body;
       const refs = references(html);
-      assert.ok(refs.length >= 2, `${path} links its script and style (found ${refs.join(', ')})`);
+      assert.ok(refs.length >= 3, `${path} links its script, style and icon (found ${refs.join(', ')})`);
       for (const ref of refs) {
         assert.doesNotMatch(ref, /^[a-z][a-z0-9+.-]*:/i, `${path}: ${ref} names a scheme`);
         assert.doesNotMatch(ref, /^\/\//, `${path}: ${ref} names another host`);

@@ -55,7 +55,7 @@ async function send() {
   } else if (answer.error === 'INVALID_TOKEN' || answer.message.startsWith('token: ')) {
     finish('Link no longer valid', 'error', EXPIRED);
   } else if (answer.error === 'VALIDATION_FAILED' && answer.message.startsWith('password: ')) {
-    say(message, 'error', ruleText(answer.message), 'Choose another password and try again.');
+    say(message, 'error', ruleText(answer.message));
     password.focus();
   } else if (answer.status === 429) {
     say(message, 'error', `Too many attempts. Try again ${waitText(answer.retryAfter)}.`);

@@ -8,6 +8,7 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
 import { healthRoutes } from './health/routes.ts';
+import { pagesRoutes } from './pages/routes.ts';
 import { accessLogPlugin } from './plugins/access-log.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
@@ -175,6 +176,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(catalogRoutes, { catalog: services.catalog });
   if (profile.serves.restProbe) await app.register(restRoutes);
   await app.register(healthRoutes, { database, schema });
+  await app.register(pagesRoutes);
   await app.register(docsPlugin);
 
   // Expired sessions and sign-in failures are removed in the background, never by a request.

@@ -5,23 +5,38 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Responses about accounts or sessions must never be stored by a cache. */
     noStore?: boolean;
+    /** An HTML page or one of its assets (src/pages): gets the pages' policy instead of the JSON one. */
+    page?: boolean;
   }
 }
 
 const CSP = "default-src 'none'; frame-ancestors 'none'";
+// Usher's own pages run only their own files: no inline script or style, so an injected tag runs
+// nothing; fetch only to Usher; forms post only to Usher; never framed.
+const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
+  "form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 const HSTS = 'max-age=31536000; includeSubDomains';
 
 /**
  * Headers on every response, errors and 404s included. JSON needs no scripts, styles or framing,
- * so the CSP forbids all of them; nosniff stops a browser reading JSON as HTML.
+ * so the CSP forbids all of them; nosniff stops a browser reading JSON as HTML. Routes marked
+ * `config.page` (Usher's HTML pages and their assets) get a policy that lets them run their own files.
  */
 export const securityHeadersPlugin = fp(
   async (app) => {
     // A callback hook (no promise) keeps this off the hot path's allocation budget.
     app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-content-type-options', 'nosniff');
-      // The docs pages bring their own, looser policy (scripts and styles of Swagger UI).
-      if (!request.url.startsWith(DOCS_PREFIX)) reply.header('content-security-policy', CSP);
+      if (request.routeOptions.config.page) {
+        reply.header('content-security-policy', PAGE_CSP);
+        // A page's address may still hold a link's token when a request leaves it (before its script
+        // has cleared it, or with the ?token= fallback): no Referer carries it anywhere.
+        reply.header('referrer-policy', 'no-referrer');
+      } else if (!request.url.startsWith(DOCS_PREFIX)) {
+        // The docs pages bring their own, looser policy (scripts and styles of Swagger UI).
+        reply.header('content-security-policy', CSP);
+      }
       if (request.routeOptions.config.noStore) reply.header('cache-control', 'no-store');
       if (request.protocol === 'https') reply.header('strict-transport-security', HSTS);
       done();

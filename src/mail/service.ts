@@ -81,8 +81,9 @@ export class MailService {
 
   async #deliver(message: Awaited<ReturnType<OutboxRepository['claim']>>[number]): Promise<void> {
     const messageId = `<outbox-${message.id}.${message.createdAt.getTime()}@usher>`;
+    let file: string | undefined;
     try {
-      await this.#transport.send({ ...message, messageId });
+      file = await this.#transport.send({ ...message, messageId });
     } catch (error) {
       const attempts = message.attempts + 1;
       const reason = error instanceof Error ? error.message : String(error);
@@ -104,7 +105,10 @@ export class MailService {
     }
     await this.#outbox.markSent(message.id, this.#sender, new Date(this.#now()));
     this.onOutcome('sent');
-    this.log?.info({ mailId: String(message.id), via: this.#transport.kind }, 'mail sent');
+    // A written file is named with its recipient (CONTRACT), so a developer can find the message;
+    // the log never holds the message itself, nor the token in its link.
+    const where = file === undefined ? {} : { file, to: message.to };
+    this.log?.info({ mailId: String(message.id), via: this.#transport.kind, ...where }, 'mail sent');
   }
 
   /** Operators' check of the transport (CLI): straight to it, not through the outbox, so errors show at once. */

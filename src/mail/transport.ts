@@ -13,7 +13,8 @@ export interface Delivery extends OutgoingMessage {
 
 export interface Transport {
   readonly kind: 'smtp' | 'files';
-  send(message: Delivery): Promise<void>;
+  /** Resolves with the path of the file written (file transport), for the log. */
+  send(message: Delivery): Promise<string | undefined>;
   close(): void;
 }
 
@@ -27,6 +28,7 @@ export function createTransport(mail: Config['mail']): Transport {
       kind: 'smtp',
       async send(message) {
         await smtp.sendMail(fields(message));
+        return undefined;
       },
       close: () => smtp.close(),
     };
@@ -48,7 +50,9 @@ export function createTransport(mail: Config['mail']): Transport {
       // Written whole, then renamed: a reader of the folder never sees half a message.
       const partial = join(mail.outboxDir, `.${name}.partial`);
       await writeFile(partial, info.message as Buffer);
-      await rename(partial, join(mail.outboxDir, name));
+      const file = join(mail.outboxDir, name);
+      await rename(partial, file);
+      return file;
     },
     close: () => files.close(),
   };

@@ -1,7 +1,7 @@
 import type { InTransaction } from '../db/transactions.ts';
 import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
-import type { SessionService, StartedSession } from '../sessions/service.ts';
+import type { ActiveSession, SessionService, StartedSession } from '../sessions/service.ts';
 import type { UsersRepository } from '../users/repository.ts';
 import { EMAIL_MAX } from '../users/rules.ts';
 import { emailKey, type User } from '../users/user.ts';
@@ -124,6 +124,11 @@ export class AuthService {
         ? this.#sessions.start(userId, { repository: sessions, userAgent })
         : undefined,
     );
+  }
+
+  /** The user a session belongs to; undefined once the account is gone. */
+  signedInUser(session: ActiveSession): Promise<User | undefined> {
+    return this.#users.findById(session.userId);
   }
 
   /** Upgrades a hash made with old parameters; when the hasher is too busy, the next sign-in will. */

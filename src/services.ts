@@ -39,7 +39,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
   }));
   return {
     hasher,
-    users: new UsersService(usersRepository, hasher, accountTransaction),
+    users: new UsersService(usersRepository, hasher, accountTransaction, throttle),
     auth: new AuthService(usersRepository, hasher, throttle, sessions, accountTransaction),
     sessions,
     throttle,

@@ -84,6 +84,16 @@ export class UsersRepository {
     return row && { user: toUser(row), passwordHash: row.password_hash };
   }
 
+  /** The user and their hash, by id: to check a password the user types again. */
+  async findCredentialsById(id: bigint): Promise<Credentials | undefined> {
+    const row = await this.#db
+      .selectFrom('users')
+      .select([...USER_COLUMNS, 'password_hash'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && { user: toUser(row), passwordHash: row.password_hash };
+  }
+
   /** Inserts a user; throws EmailTakenError when the email key is already used (race-safe). */
   async insert(user: NewUser): Promise<User> {
     const now = new Date().toISOString();
@@ -186,11 +196,12 @@ export class UsersRepository {
 
   /**
    * Replaces email and name, and the hash when one is given. Throws EmailTakenError when another
-   * user has the email key. Resolves undefined when the user no longer exists.
+   * user has the email key. Resolves undefined when the user no longer exists, or no longer has
+   * `ifPasswordHash` when that is given.
    */
   async update(id: bigint, changes: UserChanges): Promise<User | undefined> {
     try {
-      const row = await this.#db
+      let query = this.#db
         .updateTable('users')
         .set({
           email: changes.email,
@@ -199,9 +210,10 @@ export class UsersRepository {
           updated_at: new Date().toISOString(),
           ...(changes.passwordHash === undefined ? {} : { password_hash: changes.passwordHash }),
         })
-        .where('id', '=', id)
-        .returning(USER_COLUMNS)
-        .executeTakeFirst();
+        .where('id', '=', id);
+      if (changes.ifPasswordHash !== undefined)
+        query = query.where('password_hash', '=', changes.ifPasswordHash);
+      const row = await query.returning(USER_COLUMNS).executeTakeFirst();
       return row && toUser(row);
     } catch (error) {
       if (isUniqueViolation(error)) throw new EmailTakenError();
@@ -222,7 +234,9 @@ export interface UserChanges {
   email: string;
   emailKey: string;
   name: string;
-  passwordHash?: string;
+  passwordHash?: string | undefined;
+  /** Only if the stored hash is still this one (the one the present password was checked against). */
+  ifPasswordHash?: string | undefined;
 }
 
 interface RangeCount {

@@ -25,7 +25,18 @@ const userFields = {
 
 const RegistrationBody = Type.Object(userFields, { additionalProperties: false });
 const UpdateBody = Type.Object(
-  { email: userFields.email, name: userFields.name, password: Type.Optional(userFields.password) },
+  {
+    email: userFields.email,
+    name: userFields.name,
+    password: Type.Optional(userFields.password),
+    currentPassword: Type.Optional(
+      Type.String({
+        description:
+          'Your present password: required when the email (in more than letter case) or the password changes.',
+        writeOnly: true,
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -108,6 +119,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
     {
       schema: {
         summary: 'Replace your own email and name (and optionally password)',
+        description:
+          'A new email (other than in letter case) or a new password needs `currentPassword`: missing or wrong, ' +
+          '400 VALIDATION_FAILED (`currentPassword: …`); wrong ones count in the sign-in throttle, and once it ' +
+          'holds the account, 429 SIGNIN_FAILED with Retry-After.',
         params: UserIdParams,
         body: UpdateBody,
         response: {
@@ -117,6 +132,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
             'USER_NOT_FOUND',
             'EMAIL_TAKEN',
             ...BODY_ERRORS,
+            'SIGNIN_FAILED',
             ...SERVER_ERRORS,
           ),
         },
@@ -126,7 +142,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
     async (request) => {
       const session = currentSession(request);
       return profile.user(
-        await users.update(session, requireId(request.params.id, userNotFound), request.body),
+        await users.update(session, requireId(request.params.id, userNotFound), request.body, {
+          address: request.ip,
+        }),
       );
     },
   );

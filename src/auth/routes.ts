@@ -192,10 +192,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
     },
     async (request) => {
       const session = currentSession(request);
-      const user = await auth.signedInUser(session);
-      // Deleted between the session check and now: its sessions went with it.
-      if (!user) throw new AppError('UNAUTHENTICATED', 'The account of this session no longer exists.');
-      return { user: profile.user(user), session: sessionBody(session) };
+      return { user: profile.user(auth.signedInUser(session)), session: sessionBody(session) };
     },
   );
 };

@@ -1,5 +1,15 @@
 import type { CompiledQuery, Kysely, Selectable } from 'kysely';
-import { type SessionsTable, type Tables, timestamp } from '../db/schema.ts';
+import { type Tables, timestamp, type UsersTable } from '../db/schema.ts';
+
+/**
+ * The row of the user a session belongs to, read in the same query as the session: a signed-in
+ * request then needs no second query to know who it is (GET /api/session). Raw columns, so this
+ * folder needs nothing from users/; users/repository.ts's toUser turns it into a User.
+ */
+export type SessionOwnerRow = Pick<
+  Selectable<UsersTable>,
+  'id' | 'email' | 'name' | 'created_at' | 'updated_at' | 'email_verified_at'
+>;
 
 export interface SessionRecord {
   /** The public id: what the user sees and names, never the token or its hash. */
@@ -8,10 +18,11 @@ export interface SessionRecord {
   createdAt: Date;
   lastSeenAt: Date;
   expiresAt: Date;
+  owner: SessionOwnerRow;
 }
 
 /** A session as its owner sees it in their list. */
-export interface ListedSession extends Omit<SessionRecord, 'userId'> {
+export interface ListedSession extends Omit<SessionRecord, 'userId' | 'owner'> {
   userAgent: string | null;
 }
 
@@ -21,8 +32,18 @@ export interface Liveness {
   idleSince: Date;
 }
 
-const FIND_COLUMNS = ['public_id', 'user_id', 'created_at', 'last_seen_at', 'expires_at'] as const;
-type FoundRow = Pick<Selectable<SessionsTable>, (typeof FIND_COLUMNS)[number]>;
+interface FoundRow {
+  public_id: string;
+  user_id: bigint;
+  created_at: Date;
+  last_seen_at: Date;
+  expires_at: Date;
+  owner_email: string;
+  owner_name: string;
+  owner_created_at: Date;
+  owner_updated_at: Date;
+  owner_email_verified_at: Date | null;
+}
 
 export interface NewSession {
   tokenHash: string;
@@ -61,8 +82,20 @@ export class SessionsRepository {
     // the query is not rebuilt and recompiled each time.
     this.#byToken ??= this.#db
       .selectFrom('sessions')
-      .select(FIND_COLUMNS)
-      .where('token_hash', '=', '')
+      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .select([
+        'sessions.public_id',
+        'sessions.user_id',
+        'sessions.created_at',
+        'sessions.last_seen_at',
+        'sessions.expires_at',
+        'users.email as owner_email',
+        'users.name as owner_name',
+        'users.created_at as owner_created_at',
+        'users.updated_at as owner_updated_at',
+        'users.email_verified_at as owner_email_verified_at',
+      ])
+      .where('sessions.token_hash', '=', '')
       .compile();
     const { rows } = await this.#db.executeQuery<FoundRow>({ ...this.#byToken, parameters: [tokenHash] });
     const row = rows[0];
@@ -73,6 +106,14 @@ export class SessionsRepository {
         createdAt: row.created_at,
         lastSeenAt: row.last_seen_at,
         expiresAt: row.expires_at,
+        owner: {
+          id: row.user_id,
+          email: row.owner_email,
+          name: row.owner_name,
+          created_at: row.owner_created_at,
+          updated_at: row.owner_updated_at,
+          email_verified_at: row.owner_email_verified_at,
+        },
       }
     );
   }

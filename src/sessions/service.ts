@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Liveness, SessionsRepository } from './repository.ts';
+import type { Liveness, SessionOwnerRow, SessionsRepository } from './repository.ts';
 
 export interface SessionPolicy {
   /** Lifetime from sign-in, whatever the activity. */
@@ -30,6 +30,8 @@ export interface ActiveSession {
   id: string;
   createdAt: Date;
   expiresAt: Date;
+  /** The user's row as it was when the session was checked, at the start of this request. */
+  owner: SessionOwnerRow;
 }
 
 /** One of a user's sessions as they see it; `current` is the one asking. */
@@ -114,6 +116,7 @@ export class SessionService {
       id: session.id,
       createdAt: session.createdAt,
       expiresAt: session.expiresAt,
+      owner: session.owner,
     };
   }
 

@@ -9,7 +9,8 @@ const USER_COLUMNS = ['id', 'email', 'name', 'created_at', 'updated_at', 'email_
 
 type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>;
 
-function toUser(row: UserRow): User {
+/** A users row (also as sessions/ reads it with a session) as the rest of the code sees it. */
+export function toUser(row: UserRow): User {
   return {
     id: row.id,
     email: row.email,

@@ -156,6 +156,21 @@ describeEachStore('The signed-in user and their sessions', (store) => {
       assert.equal(await idOf(b, first), id, 'and keeps it');
     });
 
+    test('CONTRACT: it shows the user as they are now, after a change through PUT', async () => {
+      const u = await register(b);
+      const token = await signIn(b, u);
+      const put = await b.inject({
+        method: 'PUT',
+        url: `/api/users/${u.id}`,
+        headers: bearer(token),
+        payload: { email: u.email, name: 'Renamed Since' },
+      });
+      assert.equal(put.statusCode, 200, put.body);
+      const res = await getSession(b, bearer(token));
+      assert.equal(res.json().user.name, 'Renamed Since');
+      assert.deepEqual(res.json().user, (await b.get(`/api/users/${u.id}`)).json());
+    });
+
     test('CONTRACT: the cookie works as well as a Bearer token', async () => {
       const u = await register(b);
       const token = await signIn(b, u);

@@ -1,8 +1,9 @@
 // The benchmark's yardstick: a bare node:http server doing the same database and hashing work as
 // Usher's hot paths (node:sqlite point lookup, a page of 20 with a count, argon2id with the same
-// parameters) and nothing else: no framework, validation, logging, headers or throttling.
+// parameters, a session looked up by its token's SHA-256) and nothing else: no framework,
+// validation, logging, headers or throttling.
 // DATABASE_URL=sqlite:<file>|postgres://… PORT=<port> node bench/baseline.ts
-import { argon2, randomBytes, timingSafeEqual } from 'node:crypto';
+import { argon2, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
@@ -60,6 +61,11 @@ const BY_ID = 'select id, email, name, created_at from users where id = ?';
 const BY_EMAIL = 'select id, email, name, created_at, password_hash from users where email_key = ?';
 const PAGE = 'select id, email, name, created_at from users order by id limit ? offset ?';
 const COUNT = 'select count(*) as n from users';
+const SESSION =
+  'select public_id, user_id, created_at, last_seen_at, expires_at from sessions where token_hash = ?';
+const TOUCH = 'update sessions set last_seen_at = ? where token_hash = ?';
+const SESSION_IDLE_MS = 24 * 3600 * 1000;
+const TOUCH_INTERVAL_MS = 60_000;
 const INSERT =
   'insert into users (email, email_key, name, password_hash, created_at, updated_at) values (?, ?, ?, ?, ?, ?) returning id';
 const PARAMS = { memory: 19456, passes: 2, parallelism: 1, tagLength: 32 };
@@ -82,6 +88,27 @@ const server = createServer(async (req, res) => {
     res.end(JSON.stringify(value));
   };
   const path = req.url ?? '/';
+  if (req.method === 'GET' && path === '/api/session') {
+    const token = /^Bearer ([A-Za-z0-9_-]{16,512})$/.exec(req.headers.authorization ?? '')?.[1];
+    const hash = token && createHash('sha256').update(token).digest('hex');
+    const session = hash ? await store.get(SESSION, [hash]) : undefined;
+    const now = Date.now();
+    const time = (value: unknown) => new Date(value as string | Date);
+    const lastSeen = session && time(session.last_seen_at).getTime();
+    if (!session || time(session.expires_at).getTime() <= now || lastSeen! + SESSION_IDLE_MS <= now)
+      return send(401, { error: 'UNAUTHENTICATED' });
+    if (now - lastSeen! >= TOUCH_INTERVAL_MS) await store.get(TOUCH, [new Date(now).toISOString(), hash]);
+    const row = await store.get(BY_ID, [Number(session.user_id)]);
+    if (!row) return send(401, { error: 'UNAUTHENTICATED' });
+    return send(200, {
+      user: user(row),
+      session: {
+        id: session.public_id,
+        createdAt: time(session.created_at).toISOString(),
+        expiresAt: time(session.expires_at).toISOString(),
+      },
+    });
+  }
   if (req.method === 'GET' && path.startsWith('/api/users/')) {
     const row = await store.get(BY_ID, [Number(path.slice(11))]);
     return row ? send(200, user(row)) : send(404, { error: 'USER_NOT_FOUND' });

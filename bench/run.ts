@@ -3,8 +3,10 @@
 // TEST_DATABASE_URL) PostgreSQL. Reports req/s, p50/p99, server CPU per request (from the server
 // process's own accounting in /proc, steadier than req/s on a shared machine) and peak RSS, with
 // Usher's figures as ratios to the baseline. Writes docs/benchmarks.md's results and a chart.
-// BENCH_SECONDS (default 5) and BENCH_ROUNDS (default 3) change the length.
+// BENCH_SECONDS (default 5) and BENCH_ROUNDS (default 3) change the length. BENCH_QUICK=1 is a
+// check rather than a result: one round, no million-user phase, and the report is only printed.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Result } from 'autocannon';
@@ -15,8 +17,9 @@ import { PasswordHasher } from '../src/passwords/hasher.ts';
 import { freshDatabaseUrl, postgresAvailable, type StoreKind } from '../test/helpers/databases.ts';
 import { freePort, SERVER_ENTRY } from '../test/helpers/process.ts';
 
+const QUICK = process.env.BENCH_QUICK === '1';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 const USERS = 1000;
 const MILLION = 1_000_000;
 const PASSWORD = 'bench-password-1';
@@ -58,6 +61,23 @@ async function seed(url: string): Promise<void> {
         updated_at: now,
       }));
       await database.db.insertInto('users').values(rows).execute();
+    }
+    // One live session per user, with a token the load generator knows (benchToken), as a
+    // sign-in would have stored it: only its SHA-256.
+    const expires = new Date(Date.now() + 7 * 24 * 3600 * 1000).toISOString();
+    for (let start = 1; start <= USERS; start += 250) {
+      const rows = Array.from({ length: Math.min(250, USERS - start + 1) }, (_, i) => ({
+        token_hash: createHash('sha256')
+          .update(benchToken(start + i))
+          .digest('hex'),
+        public_id: randomBytes(16).toString('hex'),
+        user_id: BigInt(start + i),
+        user_agent: 'bench',
+        created_at: now,
+        last_seen_at: now,
+        expires_at: expires,
+      }));
+      await database.db.insertInto('sessions').values(rows).execute();
     }
   } finally {
     await database.close();
@@ -114,6 +134,11 @@ async function launch(
   throw new Error(`${kind} did not start`);
 }
 
+/** The session token seed() stored for user `id` (1 to USERS). */
+function benchToken(id: number): string {
+  return `bench-session-token-${String(id).padStart(7, '0')}`;
+}
+
 let emailCounter = 0;
 const json = { 'content-type': 'application/json' };
 const randomUser = () => 1 + Math.floor(Math.random() * USERS);
@@ -121,6 +146,16 @@ const SCENARIOS = {
   'GET /api/users/{id}': {
     connections: 32,
     request: () => ({ method: 'GET', path: `/api/users/${randomUser()}` }),
+  },
+  // The signed-in page load: a session check (token hash, session row, no write: the seeded
+  // sessions were seen less than a minute ago) and the user's row.
+  'GET /api/session': {
+    connections: 32,
+    request: () => ({
+      method: 'GET',
+      path: '/api/session',
+      headers: { authorization: `Bearer ${benchToken(randomUser())}` },
+    }),
   },
   'GET /api/users?size=20': {
     connections: 32,
@@ -210,11 +245,11 @@ async function benchStore(kind: StoreKind) {
   };
   const hwm: Record<Server, number> = { baseline: 0, usher: 0 };
   const startMs: Record<Server, number[]> = { baseline: [], usher: [] };
-  const million = await freshDatabaseUrl(kind);
+  const million = QUICK ? undefined : await freshDatabaseUrl(kind);
   const seeding = performance.now();
-  await seedMillion(million.url);
+  if (million) await seedMillion(million.url);
   const millionSeedSeconds = (performance.now() - seeding) / 1000;
-  console.error(`${kind}: 1,000,000 users seeded in ${millionSeedSeconds.toFixed(0)} s`);
+  if (million) console.error(`${kind}: 1,000,000 users seeded in ${millionSeedSeconds.toFixed(0)} s`);
   for (let round = 1; round <= ROUNDS; round++) {
     for (const server of ['baseline', 'usher'] as const) {
       const fresh = await freshDatabaseUrl(kind);
@@ -249,6 +284,7 @@ async function benchStore(kind: StoreKind) {
       }
       console.error(`${kind} round ${round} ${server} done`);
     }
+    if (!million) continue;
     const { child, base } = await launch('usher', million.url);
     try {
       for (const [name, scenario] of Object.entries(MILLION_SCENARIOS)) {
@@ -261,7 +297,7 @@ async function benchStore(kind: StoreKind) {
     }
     console.error(`${kind} round ${round} usher on 1,000,000 users done`);
   }
-  await million.drop();
+  await million?.drop();
   const summary = (server: Server, scenario: string) => {
     const list = samples.get(`${server}|${scenario}`) ?? [];
     return {
@@ -284,7 +320,7 @@ async function benchStore(kind: StoreKind) {
       baseline: summary('baseline', scenario),
       usher: summary('usher', scenario),
     })),
-    million: Object.keys(MILLION_SCENARIOS).map((scenario) => ({
+    million: (million ? Object.keys(MILLION_SCENARIOS) : []).map((scenario) => ({
       scenario,
       usher: summary('usher', scenario),
     })),
@@ -309,20 +345,27 @@ function table(result: StoreResult): string {
     );
   }
   const thousand = result.rows.find((r) => r.scenario === 'GET /api/users/{id}')!.usher;
+  const session = result.rows.find((r) => r.scenario === 'GET /api/session')!.usher;
   lines.push(
     '',
-    `Usher on 1,000,000 users (seeded in ${result.millionSeedSeconds.toFixed(0)} s):`,
-    '',
-    '| scenario | req/s | p50/p99 ms | CPU µs/req | non-2xx+errors |',
-    '|---|---|---|---|---|',
-    ...result.million.map(
-      ({ scenario, usher: u }) =>
-        `| ${scenario} | ${u.rps.toFixed(0)} | ${u.p50}/${u.p99} | ${u.cpu.toFixed(0)} | ${u.errors} |`,
-    ),
-    '',
-    `GET /api/users/{id} on 1,000,000 users against 1,000: req/s ratio ${(result.million[0]!.usher.rps / thousand.rps).toFixed(2)}, ` +
-      `CPU per request ratio ${(thousand.cpu / result.million[0]!.usher.cpu).toFixed(2)}.`,
+    `GET /api/session against GET /api/users/{id}: CPU per request ratio ${(session.cpu / thousand.cpu).toFixed(2)} ` +
+      `(${session.cpu.toFixed(0)} against ${thousand.cpu.toFixed(0)} µs; the target is at most 1.3).`,
   );
+  if (result.million.length > 0)
+    lines.push(
+      '',
+      `Usher on 1,000,000 users (seeded in ${result.millionSeedSeconds.toFixed(0)} s):`,
+      '',
+      '| scenario | req/s | p50/p99 ms | CPU µs/req | non-2xx+errors |',
+      '|---|---|---|---|---|',
+      ...result.million.map(
+        ({ scenario, usher: u }) =>
+          `| ${scenario} | ${u.rps.toFixed(0)} | ${u.p50}/${u.p99} | ${u.cpu.toFixed(0)} | ${u.errors} |`,
+      ),
+      '',
+      `GET /api/users/{id} on 1,000,000 users against 1,000: req/s ratio ${(result.million[0]!.usher.rps / thousand.rps).toFixed(2)}, ` +
+        `CPU per request ratio ${(thousand.cpu / result.million[0]!.usher.cpu).toFixed(2)}.`,
+    );
   lines.push(
     '',
     `Peak RSS: baseline ${result.hwm.baseline.toFixed(0)} MiB, Usher ${result.hwm.usher.toFixed(0)} MiB. ` +
@@ -377,17 +420,20 @@ if (postgresAvailable) results.push(await benchStore('postgres'));
 else console.error('PostgreSQL: skipped (TEST_DATABASE_URL is not set)');
 
 const report = [
-  `<!-- generated by npm run bench on ${new Date().toISOString()}: ${ROUNDS} alternated rounds of ${SECONDS} s per scenario, medians -->`,
+  `<!-- generated by npm run bench${QUICK ? ' (BENCH_QUICK: no million-user phase)' : ''} on ${new Date().toISOString()}: ${ROUNDS} alternated rounds of ${SECONDS} s per scenario, medians -->`,
   ...results.map(table),
 ].join('\n');
 console.log(report);
-const docs = fileURLToPath(new URL('../docs/benchmarks.md', import.meta.url));
-const text = readFileSync(docs, 'utf8');
-writeFileSync(
-  docs,
-  text.replace(
-    /<!-- results:start -->[\s\S]*<!-- results:end -->/,
-    `<!-- results:start -->\n${report}\n<!-- results:end -->`,
-  ),
-);
-writeFileSync(fileURLToPath(new URL('../docs/benchmarks.svg', import.meta.url)), chart(results));
+// A quick run checks; only a full one replaces the published results.
+if (!QUICK) {
+  const docs = fileURLToPath(new URL('../docs/benchmarks.md', import.meta.url));
+  const text = readFileSync(docs, 'utf8');
+  writeFileSync(
+    docs,
+    text.replace(
+      /<!-- results:start -->[\s\S]*<!-- results:end -->/,
+      `<!-- results:start -->\n${report}\n<!-- results:end -->`,
+    ),
+  );
+  writeFileSync(fileURLToPath(new URL('../docs/benchmarks.svg', import.meta.url)), chart(results));
+}

@@ -169,7 +169,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(openApiPlugin, { profile: config.profile });
   await app.register(metricsPlugin, { metrics });
 
-  await app.register(usersRoutes, { users: services.users, guard, profile });
+  await app.register(usersRoutes, { users: services.users, guard, profile, lookup: config.userLookup });
   await app.register(authRoutes, { auth: services.auth, guard, profile, metrics });
   await app.register(sessionsRoutes, { sessions: services.sessions, guard });
   await app.register(recoveryRoutes, { recovery: services.recovery });

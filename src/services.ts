@@ -80,7 +80,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
   });
   return {
     hasher,
-    users: new UsersService(repos.users, hasher, transaction, accountMail, mail),
+    users: new UsersService(repos.users, hasher, transaction, accountMail, mail, throttle),
     auth: new AuthService(repos.users, hasher, throttle, sessions, transaction, {
       requireVerifiedEmail: config.requireVerifiedEmail,
     }),

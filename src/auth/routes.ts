@@ -4,16 +4,26 @@ import { Type } from 'typebox';
 import type { ErrorRenderer } from '../plugins/errors.ts';
 import type { Metrics, SigninOutcomeLabel } from '../plugins/metrics.ts';
 import type { WireProfile } from '../profiles/index.ts';
-import type { Authenticator } from '../sessions/guard.ts';
+import { type Authenticator, currentSession } from '../sessions/guard.ts';
+import { SessionSchema, sessionBody } from '../sessions/schemas.ts';
 import { AppError } from '../shared/errors.ts';
-import type { AuthService } from './service.ts';
+import { errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
+import type { AuthService, SigninOutcome } from './service.ts';
 
 // Unused fields are ignored (CONTRACT), but a field that is there must be a string: no coercion.
-const SigninBody = Type.Object(
+const credentialFields = {
+  email: Type.Optional(Type.String({ description: 'Absent counts as an empty string.' })),
+  password: Type.Optional(Type.String({ description: 'Absent counts as an empty string.', writeOnly: true })),
+};
+const SigninBody = Type.Object(credentialFields, { additionalProperties: true });
+const TokenSigninBody = Type.Object(
   {
-    email: Type.Optional(Type.String({ description: 'Absent counts as an empty string.' })),
-    password: Type.Optional(
-      Type.String({ description: 'Absent counts as an empty string.', writeOnly: true }),
+    ...credentialFields,
+    code: Type.Optional(
+      Type.String({
+        description: 'A second-factor code, for accounts that will have one; not checked yet.',
+        writeOnly: true,
+      }),
     ),
   },
   { additionalProperties: true },
@@ -51,14 +61,16 @@ export interface AuthRoutesOptions {
   metrics: Pick<Metrics, 'signin'>;
 }
 
+type Success = Extract<SigninOutcome, { ok: true }>;
+
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   app,
   { auth, guard, profile, metrics },
 ) => {
   app.decorateRequest('signinUserId', null);
 
-  // Every attempt, however it ended (judged, throttled, unreadable, the database down), gets one
-  // metric and one audit line here, once it has been answered.
+  // Every attempt on either sign-in route, however it ended (judged, throttled, unreadable, the
+  // database down), gets one metric and one audit line here, once it has been answered.
   const audit = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const outcome = outcomeOf(reply.statusCode);
     metrics.signin(outcome);
@@ -75,10 +87,44 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
     done();
   };
 
-  // Every failure on this route, whatever raised it, is SIGNIN_FAILED in the profile's shape.
-  const renderError: ErrorRenderer = (f) => ({
+  /**
+   * The one sign-in both routes make: the same checks, throttle and session, whatever the route
+   * then does with it. Failures are thrown as SIGNIN_FAILED for the route's renderer to shape.
+   */
+  const signIn = async (
+    request: FastifyRequest,
+    body: { email?: string | undefined; password?: string | undefined },
+  ): Promise<Success> => {
+    const { email = '', password = '' } = body;
+    const outcome = await auth.signIn({
+      email,
+      password,
+      address: request.ip,
+      userAgent: request.headers['user-agent'],
+    });
+    if (outcome.ok) request.signinUserId = outcome.user.id;
+    else if (outcome.reason !== 'throttled') request.signinUserId = outcome.userId ?? null;
+    if (!outcome.ok) {
+      if (outcome.reason === 'throttled') {
+        throw new AppError('SIGNIN_FAILED', signinMessage(429), 429, {
+          'retry-after': String(outcome.retryAfterSeconds),
+        });
+      }
+      if (outcome.reason === 'unverified') throw new AppError('SIGNIN_FAILED', signinMessage(403), 403);
+      throw new AppError('SIGNIN_FAILED', signinMessage(401));
+    }
+    return outcome;
+  };
+
+  // Every failure on /api/signin, whatever raised it, is SIGNIN_FAILED in the profile's shape.
+  const renderSigninError: ErrorRenderer = (f) => ({
     statusCode: f.statusCode,
     body: profile.signinFailure(signinMessage(f.statusCode)),
+  });
+  // POST /api/sessions is not a documented endpoint: its failures carry a message in both profiles.
+  const renderTokenSigninError: ErrorRenderer = (f) => ({
+    statusCode: f.statusCode,
+    body: { error: 'SIGNIN_FAILED', message: signinMessage(f.statusCode) },
   });
 
   app.post(
@@ -90,31 +136,66 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
         body: SigninBody,
         response: { 200: profile.signinSuccessSchema, default: profile.signinFailureSchema },
       },
-      config: { renderError, noStore: true },
+      config: { renderError: renderSigninError, noStore: true },
     },
     async (request, reply) => {
-      const { email = '', password = '' } = request.body;
-      const outcome = await auth.signIn({
-        email,
-        password,
-        address: request.ip,
-        userAgent: request.headers['user-agent'],
-      });
-      if (outcome.ok) request.signinUserId = outcome.user.id;
-      else if (outcome.reason !== 'throttled') request.signinUserId = outcome.userId ?? null;
-      if (!outcome.ok) {
-        if (outcome.reason === 'throttled') {
-          throw new AppError('SIGNIN_FAILED', signinMessage(429), 429, {
-            'retry-after': String(outcome.retryAfterSeconds),
-          });
-        }
-        if (outcome.reason === 'unverified') throw new AppError('SIGNIN_FAILED', signinMessage(403), 403);
-        throw new AppError('SIGNIN_FAILED', signinMessage(401));
-      }
+      const { user, started } = await signIn(request, request.body);
       // The documented body is unchanged; the session rides in the cookie (or is read back as a
       // Bearer token by clients that cannot keep cookies).
-      guard.setCookie(request, reply, outcome.started.token);
-      return profile.signinSuccess(outcome.user);
+      guard.setCookie(request, reply, started.token);
+      return profile.signinSuccess(user);
+    },
+  );
+
+  app.post(
+    '/api/sessions',
+    {
+      onResponse: audit,
+      schema: {
+        summary: 'Sign in for a token, without a cookie (apps, servers, the docs page)',
+        description:
+          'The same checks and throttle as POST /api/signin. The token goes in `Authorization: Bearer …`; ' +
+          'no cookie is set. Failures are SIGNIN_FAILED with a message, in both profiles.',
+        body: TokenSigninBody,
+        response: {
+          201: Type.Object(
+            {
+              token: Type.String({ description: 'The session token; shown this once.' }),
+              session: SessionSchema,
+              user: profile.userSchema,
+            },
+            { additionalProperties: false },
+          ),
+          default: errorBody('SIGNIN_FAILED'),
+        },
+      },
+      config: { renderError: renderTokenSigninError, noStore: true },
+    },
+    async (request, reply) => {
+      const { user, started } = await signIn(request, request.body);
+      reply.code(201);
+      return { token: started.token, session: sessionBody(started.session), user: profile.user(user) };
+    },
+  );
+
+  app.get(
+    '/api/session',
+    {
+      schema: {
+        summary: 'Who is signed in: the user and the session making the request',
+        response: {
+          200: Type.Object(
+            { user: profile.userSchema, session: SessionSchema },
+            { additionalProperties: false },
+          ),
+          default: errorBody('UNAUTHENTICATED', ...SERVER_ERRORS),
+        },
+      },
+      config: { auth: 'session', noStore: true },
+    },
+    async (request) => {
+      const session = currentSession(request);
+      return { user: profile.user(auth.signedInUser(session)), session: sessionBody(session) };
     },
   );
 };

@@ -12,7 +12,7 @@ export const DOCS_PREFIX = '/docs';
 /** Groups operations in the document by the first path segment that names a feature. */
 function tagFor(url: string): string {
   if (url.startsWith('/api/users')) return 'users';
-  if (url.startsWith('/api/sign')) return 'sessions';
+  if (url.startsWith('/api/sign') || url.startsWith('/api/session')) return 'sessions';
   if (url.startsWith('/api/products')) return 'products and reviews';
   if (url === '/rest') return 'rest probe';
   return 'operations';
@@ -55,7 +55,8 @@ export const openApiPlugin = fp<{ profile: Profile }>(
             bearerToken: {
               type: 'http',
               scheme: 'bearer',
-              description: 'The same session token, for clients that do not keep cookies.',
+              description:
+                'The same session token, for clients that do not keep cookies: POST /api/sessions gives one.',
             },
           },
         },

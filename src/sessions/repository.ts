@@ -1,11 +1,48 @@
-import type { Kysely } from 'kysely';
-import { type Tables, timestamp } from '../db/schema.ts';
+import type { CompiledQuery, Kysely, Selectable } from 'kysely';
+import { type Tables, timestamp, type UsersTable } from '../db/schema.ts';
+
+/**
+ * The row of the user a session belongs to, read in the same query as the session: a signed-in
+ * request then needs no second query to know who it is (GET /api/session). Raw columns, so this
+ * folder needs nothing from users/; users/repository.ts's toUser turns it into a User.
+ */
+export type SessionOwnerRow = Pick<
+  Selectable<UsersTable>,
+  'id' | 'email' | 'name' | 'created_at' | 'updated_at' | 'email_verified_at'
+>;
 
 export interface SessionRecord {
+  /** The public id: what the user sees and names, never the token or its hash. */
+  id: string;
   userId: bigint;
   createdAt: Date;
   lastSeenAt: Date;
   expiresAt: Date;
+  owner: SessionOwnerRow;
+}
+
+/** A session as its owner sees it in their list. */
+export interface ListedSession extends Omit<SessionRecord, 'userId' | 'owner'> {
+  userAgent: string | null;
+}
+
+/** Where a live session's times must be: not past its expiry, seen since `idleSince`. */
+export interface Liveness {
+  now: Date;
+  idleSince: Date;
+}
+
+interface FoundRow {
+  public_id: string;
+  user_id: bigint;
+  created_at: Date;
+  last_seen_at: Date;
+  expires_at: Date;
+  owner_email: string;
+  owner_name: string;
+  owner_created_at: Date;
+  owner_updated_at: Date;
+  owner_email_verified_at: Date | null;
 }
 
 export interface NewSession {
@@ -19,6 +56,7 @@ export interface NewSession {
 
 export class SessionsRepository {
   readonly #db: Kysely<Tables>;
+  #byToken: CompiledQuery<FoundRow> | undefined;
   constructor(db: Kysely<Tables>) {
     this.#db = db;
   }
@@ -40,17 +78,42 @@ export class SessionsRepository {
   }
 
   async find(tokenHash: string): Promise<SessionRecord | undefined> {
-    const row = await this.#db
+    // Every authenticated request runs this: compiled once, like UsersRepository.findById, so
+    // the query is not rebuilt and recompiled each time.
+    this.#byToken ??= this.#db
       .selectFrom('sessions')
-      .select(['user_id', 'created_at', 'last_seen_at', 'expires_at'])
-      .where('token_hash', '=', tokenHash)
-      .executeTakeFirst();
+      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .select([
+        'sessions.public_id',
+        'sessions.user_id',
+        'sessions.created_at',
+        'sessions.last_seen_at',
+        'sessions.expires_at',
+        'users.email as owner_email',
+        'users.name as owner_name',
+        'users.created_at as owner_created_at',
+        'users.updated_at as owner_updated_at',
+        'users.email_verified_at as owner_email_verified_at',
+      ])
+      .where('sessions.token_hash', '=', '')
+      .compile();
+    const { rows } = await this.#db.executeQuery<FoundRow>({ ...this.#byToken, parameters: [tokenHash] });
+    const row = rows[0];
     return (
       row && {
+        id: row.public_id,
         userId: row.user_id,
         createdAt: row.created_at,
         lastSeenAt: row.last_seen_at,
         expiresAt: row.expires_at,
+        owner: {
+          id: row.user_id,
+          email: row.owner_email,
+          name: row.owner_name,
+          created_at: row.owner_created_at,
+          updated_at: row.owner_updated_at,
+          email_verified_at: row.owner_email_verified_at,
+        },
       }
     );
   }
@@ -65,6 +128,41 @@ export class SessionsRepository {
 
   async delete(tokenHash: string): Promise<void> {
     await this.#db.deleteFrom('sessions').where('token_hash', '=', tokenHash).execute();
+  }
+
+  /** A user's live sessions, newest first. */
+  async listLive(userId: bigint, live: Liveness): Promise<ListedSession[]> {
+    const rows = await this.#db
+      .selectFrom('sessions')
+      .select(['public_id', 'created_at', 'last_seen_at', 'expires_at', 'user_agent'])
+      .where('user_id', '=', userId)
+      .where('expires_at', '>', timestamp(live.now))
+      .where('last_seen_at', '>', timestamp(live.idleSince))
+      .orderBy('created_at', 'desc')
+      .orderBy('public_id', 'desc')
+      .execute();
+    return rows.map((row) => ({
+      id: row.public_id,
+      createdAt: row.created_at,
+      lastSeenAt: row.last_seen_at,
+      expiresAt: row.expires_at,
+      userAgent: row.user_agent,
+    }));
+  }
+
+  /**
+   * Ends the user's live session with this public id; false when the user has none by that id
+   * (another user's, an expired or an unknown one: all alike to the caller).
+   */
+  async deleteLive(userId: bigint, publicId: string, live: Liveness): Promise<boolean> {
+    const result = await this.#db
+      .deleteFrom('sessions')
+      .where('public_id', '=', publicId)
+      .where('user_id', '=', userId)
+      .where('expires_at', '>', timestamp(live.now))
+      .where('last_seen_at', '>', timestamp(live.idleSince))
+      .executeTakeFirst();
+    return result.numDeletedRows > 0n;
   }
 
   /** Ends every session of a user, but the one named by `keep` (the caller's own), if given. */

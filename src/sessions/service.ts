@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { SessionsRepository } from './repository.ts';
+import type { Liveness, SessionOwnerRow, SessionsRepository } from './repository.ts';
 
 export interface SessionPolicy {
   /** Lifetime from sign-in, whatever the activity. */
@@ -26,6 +26,22 @@ const USER_AGENT_MAX = 256;
 export interface ActiveSession {
   userId: bigint;
   tokenHash: string;
+  /** The public id. */
+  id: string;
+  createdAt: Date;
+  expiresAt: Date;
+  /** The user's row as it was when the session was checked, at the start of this request. */
+  owner: SessionOwnerRow;
+}
+
+/** One of a user's sessions as they see it; `current` is the one asking. */
+export interface SessionView {
+  id: string;
+  createdAt: Date;
+  lastSeenAt: Date;
+  expiresAt: Date;
+  current: boolean;
+  userAgent: string | null;
 }
 
 // last_seen_at is written at most this often per session (or a tenth of the idle lifetime, if
@@ -94,11 +110,43 @@ export class SessionService {
     }
     if (now - session.lastSeenAt.getTime() >= Math.min(TOUCH_INTERVAL_MS, this.#policy.idleTtlMs / 10))
       await this.#sessions.touch(tokenHash, new Date(now));
-    return { userId: session.userId, tokenHash };
+    return {
+      userId: session.userId,
+      tokenHash,
+      id: session.id,
+      createdAt: session.createdAt,
+      expiresAt: session.expiresAt,
+      owner: session.owner,
+    };
   }
 
   end(tokenHash: string): Promise<void> {
     return this.#sessions.delete(tokenHash);
+  }
+
+  /** The caller's live sessions, newest first, the caller's own marked `current`. */
+  async list(caller: ActiveSession): Promise<SessionView[]> {
+    const sessions = await this.#sessions.listLive(caller.userId, this.#liveness());
+    return sessions.map((s) => ({ ...s, current: s.id === caller.id }));
+  }
+
+  /**
+   * Ends one of the caller's own live sessions by its public id; false when they have none by
+   * that id. The row is deleted, so every instance refuses the token from its next request on.
+   */
+  endById(caller: ActiveSession, id: string): Promise<boolean> {
+    return this.#sessions.deleteLive(caller.userId, id, this.#liveness());
+  }
+
+  /** Ends every session of the caller's but the one asking. */
+  endOthers(caller: ActiveSession): Promise<void> {
+    return this.#sessions.deleteForUser(caller.userId, caller.tokenHash);
+  }
+
+  /** The bounds resolve() holds a session to, so a listed session is one resolve() accepts. */
+  #liveness(): Liveness {
+    const now = this.#now();
+    return { now: new Date(now), idleSince: new Date(now - this.#policy.idleTtlMs) };
   }
 
   purgeExpired(): Promise<number> {

@@ -9,7 +9,8 @@ const USER_COLUMNS = ['id', 'email', 'name', 'created_at', 'updated_at', 'email_
 
 type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>;
 
-function toUser(row: UserRow): User {
+/** A users row (also as sessions/ reads it with a session) as the rest of the code sees it. */
+export function toUser(row: UserRow): User {
   return {
     id: row.id,
     email: row.email,
@@ -80,6 +81,16 @@ export class UsersRepository {
       .selectFrom('users')
       .select([...USER_COLUMNS, 'password_hash'])
       .where('email_key', '=', emailKey)
+      .executeTakeFirst();
+    return row && { user: toUser(row), passwordHash: row.password_hash };
+  }
+
+  /** The user and their hash, by id: to check a password the user types again. */
+  async findCredentialsById(id: bigint): Promise<Credentials | undefined> {
+    const row = await this.#db
+      .selectFrom('users')
+      .select([...USER_COLUMNS, 'password_hash'])
+      .where('id', '=', id)
       .executeTakeFirst();
     return row && { user: toUser(row), passwordHash: row.password_hash };
   }
@@ -196,11 +207,12 @@ export class UsersRepository {
 
   /**
    * Replaces email and name, and the hash when one is given. Throws EmailTakenError when another
-   * user has the email key. Resolves undefined when the user no longer exists.
+   * user has the email key. Resolves undefined when the user no longer exists, or no longer has
+   * `ifPasswordHash` when that is given.
    */
   async update(id: bigint, changes: UserChanges): Promise<User | undefined> {
     try {
-      const row = await this.#db
+      let query = this.#db
         .updateTable('users')
         .set({
           email: changes.email,
@@ -208,10 +220,12 @@ export class UsersRepository {
           name: changes.name,
           updated_at: new Date().toISOString(),
           ...(changes.passwordHash === undefined ? {} : { password_hash: changes.passwordHash }),
+          ...(changes.unverify ? { email_verified_at: null } : {}),
         })
-        .where('id', '=', id)
-        .returning(USER_COLUMNS)
-        .executeTakeFirst();
+        .where('id', '=', id);
+      if (changes.ifPasswordHash !== undefined)
+        query = query.where('password_hash', '=', changes.ifPasswordHash);
+      const row = await query.returning(USER_COLUMNS).executeTakeFirst();
       return row && toUser(row);
     } catch (error) {
       if (isUniqueViolation(error)) throw new EmailTakenError();
@@ -232,7 +246,11 @@ export interface UserChanges {
   email: string;
   emailKey: string;
   name: string;
-  passwordHash?: string;
+  passwordHash?: string | undefined;
+  /** Only if the stored hash is still this one (the one the present password was checked against). */
+  ifPasswordHash?: string | undefined;
+  /** The email is a new one: not verified until a link mailed to it is followed. */
+  unverify?: boolean;
 }
 
 interface RangeCount {

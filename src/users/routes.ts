@@ -1,14 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import type { UserLookup } from '../config.ts';
 import { type ErrorRenderer, renderCodeOnly } from '../plugins/errors.ts';
 import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import type { WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
-import { pageRequest } from '../shared/paging.ts';
+import { type PageRequest, pageRequest } from '../shared/paging.ts';
 import { BODY_ERRORS, codeOnlyErrorBody, errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
 import { type UsersService, userNotFound } from './service.ts';
-import { USER_SORT_KEYS } from './user.ts';
+import { USER_SORT_KEYS, type UserSortKey } from './user.ts';
 
 const UserIdParams = Type.Object({
   id: Type.String({ pattern: ID_PATTERN, description: 'User id: decimal digits, 1 to 2^63-1.' }),
@@ -25,7 +27,18 @@ const userFields = {
 
 const RegistrationBody = Type.Object(userFields, { additionalProperties: false });
 const UpdateBody = Type.Object(
-  { email: userFields.email, name: userFields.name, password: Type.Optional(userFields.password) },
+  {
+    email: userFields.email,
+    name: userFields.name,
+    password: Type.Optional(userFields.password),
+    currentPassword: Type.Optional(
+      Type.String({
+        description:
+          'Your present password: required when the email (in more than letter case) or the password changes.',
+        writeOnly: true,
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -41,24 +54,59 @@ export interface UsersRoutesOptions {
   users: UsersService;
   guard: Authenticator;
   profile: WireProfile;
+  /** Who may look users up (USER_LOOKUP); `public` by default, the specification's behaviour. */
+  lookup?: UserLookup;
 }
+
+const LOOKUP_NOTE: Record<UserLookup, string> = {
+  public: '',
+  'signed-in':
+    'This server answers only callers with a session; to anyone else every id is unknown (404) and the list empty.',
+  self: "This server shows a caller only their own record; to anyone else every id is unknown (404) and the list holds at most the caller's own record.",
+};
 
 export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (
   app,
-  { users, guard, profile },
+  { users, guard, profile, lookup = 'public' },
 ) => {
+  /**
+   * The user id the caller is signed in as, when the lookup mode cares; a session is never
+   * required here (and never resolved in `public` mode, the specification's behaviour).
+   */
+  const viewer = async (request: FastifyRequest): Promise<bigint | undefined> =>
+    lookup === 'public' ? undefined : (await guard.session(request))?.userId;
+  /** Whether the caller may see user `id`. One who may not gets the unknown-id answer: nothing leaks. */
+  const maySee = (viewerId: bigint | undefined, id: bigint): boolean =>
+    lookup === 'public' || (viewerId !== undefined && (lookup === 'signed-in' || viewerId === id));
+  const lookupNote = LOOKUP_NOTE[lookup] ? { description: LOOKUP_NOTE[lookup] } : {};
+
   app.get(
     '/api/users/:id',
     {
       schema: {
         summary: 'Get one user',
+        ...lookupNote,
         params: UserIdParams,
         response: { 200: profile.userSchema, default: codeOnlyErrorBody('USER_NOT_FOUND', ...SERVER_ERRORS) },
       },
       config: documented,
     },
-    async (request) => profile.user(await users.get(requireId(request.params.id, userNotFound))),
+    async (request) => {
+      const id = requireId(request.params.id, userNotFound);
+      // The hottest route: in public mode nothing more is awaited than before.
+      if (lookup !== 'public' && !maySee(await viewer(request), id)) throw userNotFound();
+      return profile.user(await users.get(id));
+    },
   );
+
+  /** The page the caller may see: all users, none, or (self) their own record alone. */
+  const listFor = async (viewerId: bigint | undefined, paging: PageRequest<UserSortKey>) => {
+    if (lookup === 'public' || (lookup === 'signed-in' && viewerId !== undefined)) return users.list(paging);
+    if (viewerId === undefined) return { users: [], total: 0 };
+    const me = await users.find(viewerId);
+    if (!me) return { users: [], total: 0 };
+    return { users: paging.offset === 0 ? [me] : [], total: 1 };
+  };
 
   if (profile.serves.userList) {
     app.get(
@@ -66,6 +114,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       {
         schema: {
           summary: 'List users',
+          ...lookupNote,
           querystring: pagingQuery(USER_SORT_KEYS),
           response: {
             200: Type.Array(profile.userSchema),
@@ -76,7 +125,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       },
       async (request, reply) => {
         const paging = pageRequest(request.query, 'id' as const);
-        const { users: page, total } = await users.list(paging);
+        const { users: page, total } = await listFor(await viewer(request), paging);
         setPageHeaders(request, reply, paging, total);
         return page.map((u) => profile.user(u));
       },
@@ -108,6 +157,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
     {
       schema: {
         summary: 'Replace your own email and name (and optionally password)',
+        description:
+          'A new email (other than in letter case) or a new password needs `currentPassword`: missing or wrong, ' +
+          '400 VALIDATION_FAILED (`currentPassword: …`); wrong ones count in the sign-in throttle, and once it ' +
+          'holds the account, 429 SIGNIN_FAILED with Retry-After.',
         params: UserIdParams,
         body: UpdateBody,
         response: {
@@ -117,6 +170,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
             'USER_NOT_FOUND',
             'EMAIL_TAKEN',
             ...BODY_ERRORS,
+            'SIGNIN_FAILED',
             ...SERVER_ERRORS,
           ),
         },
@@ -126,7 +180,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
     async (request) => {
       const session = currentSession(request);
       return profile.user(
-        await users.update(session, requireId(request.params.id, userNotFound), request.body),
+        await users.update(session, requireId(request.params.id, userNotFound), request.body, {
+          address: request.ip,
+        }),
       );
     },
   );

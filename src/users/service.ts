@@ -1,13 +1,14 @@
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
-import type { PasswordHasher } from '../passwords/hasher.ts';
+import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
 import { checkPassword } from '../passwords/policy.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import type { PageRequest } from '../shared/paging.ts';
-import { EmailTakenError, type UsersRepository } from './repository.ts';
+import { invalid } from '../shared/text.ts';
+import { type Credentials, EmailTakenError, type UsersRepository } from './repository.ts';
 import { checkEmail, checkName } from './rules.ts';
 import { emailKey, type User, type UserSortKey } from './user.ts';
 
@@ -20,11 +21,31 @@ export interface Registration {
 export interface UserUpdate {
   email: string;
   name: string;
-  password?: string;
+  password?: string | undefined;
+  /** The present password: needed to change the email or the password. */
+  currentPassword?: string | undefined;
+}
+
+/**
+ * The sign-in throttle as re-authentication uses it. Declared here, and met by auth/throttle.ts's
+ * SigninThrottle, so users/ does not depend on auth/ (which depends on users/).
+ */
+export interface PasswordAttempts {
+  begin(
+    accountKey: string,
+    address: string,
+  ): Promise<
+    | {
+        allowed: true;
+        attempt: { failed(): Promise<void>; succeeded(): Promise<void>; abandoned(): Promise<void> };
+      }
+    | { allowed: false; retryAfterSeconds: number }
+  >;
 }
 
 export const userNotFound = () => new AppError('USER_NOT_FOUND', 'No user has that id.');
 const forbidden = () => new AppError('FORBIDDEN', 'A user may change or delete only their own account.');
+const wrongCurrentPassword = () => invalid('currentPassword', 'is not your present password');
 
 /** What a user change that ends sessions writes, together. */
 export interface AccountRepositories extends AccountMailRepositories {
@@ -36,6 +57,7 @@ export class UsersService {
   readonly #users: UsersRepository;
   readonly #hasher: PasswordHasher;
   readonly #transaction: InTransaction<AccountRepositories>;
+  readonly #attempts: PasswordAttempts;
 
   readonly #accountMail: AccountMail;
   readonly #mail: Pick<MailService, 'wake'>;
@@ -46,12 +68,14 @@ export class UsersService {
     transaction: InTransaction<AccountRepositories>,
     accountMail: AccountMail,
     mail: Pick<MailService, 'wake'>,
+    attempts: PasswordAttempts,
   ) {
     this.#accountMail = accountMail;
     this.#mail = mail;
     this.#users = users;
     this.#hasher = hasher;
     this.#transaction = transaction;
+    this.#attempts = attempts;
   }
 
   async get(id: bigint): Promise<User> {
@@ -60,35 +84,110 @@ export class UsersService {
     return user;
   }
 
+  find(id: bigint): Promise<User | undefined> {
+    return this.#users.findById(id);
+  }
+
   async list(paging: PageRequest<UserSortKey>): Promise<{ users: User[]; total: number }> {
     return this.#users.list(paging);
   }
 
   /**
    * PUT /api/users/{id}: a user replaces their own email and name, and optionally password. A new
-   * password ends every other session of theirs; the session making the change stays.
+   * email (another email key) or a new password needs the present password too, so a session
+   * alone (a borrowed device, a stolen token) cannot take the account over. A new password ends
+   * every other session of theirs; the session making the change stays.
    */
-  async update(actor: ActiveSession, id: bigint, input: UserUpdate): Promise<User> {
+  async update(
+    actor: ActiveSession,
+    id: bigint,
+    input: UserUpdate,
+    client: { address: string },
+  ): Promise<User> {
     if (id !== actor.userId) throw forbidden();
     const email = checkEmail(input.email);
     const name = checkName(input.name);
-    const passwordHash =
-      input.password === undefined ? undefined : await this.#hasher.hash(await checkPassword(input.password));
+    const password = input.password === undefined ? undefined : await checkPassword(input.password);
+    const current = await this.#users.findCredentialsById(id);
+    if (!current) throw userNotFound();
+    const key = emailKey(email);
+    const sensitive = password !== undefined || key !== emailKey(current.user.email);
+    if (sensitive) await this.#confirmPassword(current, input.currentPassword, client.address);
+    const passwordHash = password === undefined ? undefined : await this.#hasher.hash(password);
     // The new hash and the end of the other sessions commit together: a password change never
-    // leaves a session it should have ended.
-    const user = await this.#transaction(async ({ users, sessions }) => {
+    // leaves a session it should have ended. A confirmed change only applies to the hash the
+    // present password was checked against: if the password changed meanwhile, it was not the
+    // present one any more.
+    const ifPasswordHash = sensitive ? current.passwordHash : undefined;
+    // A new address is unproven until a link mailed to it is followed; the old address hears of
+    // the change, and a new password is announced, in the same transaction as the change.
+    const emailChanged = key !== emailKey(current.user.email);
+    const user = await this.#transaction(async (repos) => {
       let updated: User | undefined;
       try {
-        updated = await users.update(id, { email, emailKey: emailKey(email), name, passwordHash });
+        updated = await repos.users.update(id, {
+          email,
+          emailKey: key,
+          name,
+          passwordHash,
+          ifPasswordHash,
+          unverify: emailChanged,
+        });
       } catch (error) {
         if (error instanceof EmailTakenError) throw emailTaken();
         throw error;
       }
-      if (updated && passwordHash !== undefined) await sessions.deleteForUser(id, actor.tokenHash);
+      if (!updated) return undefined;
+      if (passwordHash !== undefined) {
+        await repos.sessions.deleteForUser(id, actor.tokenHash);
+        await this.#accountMail.passwordChanged(repos, updated);
+      }
+      if (emailChanged) {
+        await this.#accountMail.verification(repos, updated);
+        await this.#accountMail.emailChanged(repos, updated, current.user.email);
+      }
       return updated;
     });
-    if (!user) throw userNotFound();
-    return user;
+    if (user) {
+      if (passwordHash !== undefined || emailChanged) this.#mail.wake();
+      return user;
+    }
+    if (ifPasswordHash !== undefined && (await this.#users.findById(id))) throw wrongCurrentPassword();
+    throw userNotFound();
+  }
+
+  /**
+   * Checks the present password the way a sign-in would: through that account's sign-in throttle
+   * (keyed on its email and the client's address), so guessing it here costs what guessing at
+   * /api/signin does, and a wrong one counts there too. A missing one is not an attempt.
+   */
+  async #confirmPassword(current: Credentials, password: string | undefined, address: string): Promise<void> {
+    if (password === undefined)
+      throw invalid('currentPassword', 'is required to change the email or the password');
+    const verdict = await this.#attempts.begin(emailKey(current.user.email), address);
+    if (!verdict.allowed) {
+      throw new AppError(
+        'SIGNIN_FAILED',
+        'currentPassword: too many wrong passwords for this account; try again later',
+        429,
+        { 'retry-after': String(verdict.retryAfterSeconds) },
+      );
+    }
+    let right: boolean;
+    try {
+      // Longer than any password can be: wrong without hashing it (NFKC could grow it 18-fold).
+      right =
+        password.length <= PASSWORD_INPUT_MAX && (await this.#hasher.verify(password, current.passwordHash));
+    } catch (error) {
+      // Too busy to hash: never judged, so not held against the account.
+      if (error instanceof HashOverloadedError) await verdict.attempt.abandoned();
+      throw error;
+    }
+    if (!right) {
+      await verdict.attempt.failed();
+      throw wrongCurrentPassword();
+    }
+    await verdict.attempt.succeeded();
   }
 
   /** DELETE /api/users/{id}: only oneself; sessions, products and reviews go too. */

@@ -197,7 +197,12 @@ describeEachStore('Password policy, headers and races', (store) => {
   test('ISSUE 5: a password change to a common password is refused too', async () => {
     const u = await register(t);
     const me = asUser(t, await signIn(t, u));
-    const res = await me.put(`/api/users/${u.id}`, { email: u.email, name: u.name, password: 'letmein1' });
+    const res = await me.put(`/api/users/${u.id}`, {
+      email: u.email,
+      name: u.name,
+      password: 'letmein1',
+      currentPassword: u.password,
+    });
     assert.equal(res.statusCode, 400);
     assert.match(res.json().message, /^password: /);
   });
@@ -317,7 +322,11 @@ describeEachStore('Password policy, headers and races', (store) => {
     const users = await Promise.all(Array.from({ length: 6 }, () => register(t)));
     const results = await Promise.all(
       users.map(async (u) =>
-        asUser(t, await signIn(t, u)).put(`/api/users/${u.id}`, { email: target, name: u.name }),
+        asUser(t, await signIn(t, u)).put(`/api/users/${u.id}`, {
+          email: target,
+          name: u.name,
+          currentPassword: u.password,
+        }),
       ),
     );
     const statuses = results.map((r) => r.statusCode).sort();

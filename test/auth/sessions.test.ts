@@ -451,6 +451,7 @@ describeEachStore('Sessions', (store) => {
         email: u.email,
         name: u.name,
         password: newPassword,
+        currentPassword: u.password,
       });
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(leaksSecret(res.body, [u.password, newPassword]), false);

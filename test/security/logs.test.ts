@@ -113,9 +113,10 @@ interface Exercise {
 }
 
 /**
- * Calls every endpoint (register, sign-in success/failure/throttled, GET user, list users, PUT user
- * with a new password, DELETE user, products and reviews CRUD, sign-out, /rest, /healthz, /readyz,
- * an unknown route, malformed bodies), with the cookie and with Bearer auth.
+ * Calls every endpoint (register, sign-in success/failure/throttled, token sign-in, GET user, list
+ * users, PUT user with a new password and with a wrong present one, DELETE user, products and
+ * reviews CRUD, the current session and the session list, ending sessions, sign-out, /rest,
+ * /healthz, /readyz, an unknown route, malformed bodies), with the cookie and with Bearer auth.
  * `address(i)` is the client address of the i-th request (undefined: the socket's own).
  */
 async function exerciseEverything(
@@ -325,7 +326,12 @@ async function exerciseEverything(
     'PUT',
     `/api/users/${aliceId}`,
     {
-      body: { email: alice.email, name: 'Alice Renamed', password: newPassword },
+      body: {
+        email: alice.email,
+        name: 'Alice Renamed',
+        password: newPassword,
+        currentPassword: alice.password,
+      },
       headers: bearer(bearerToken),
     },
     200,
@@ -334,7 +340,12 @@ async function exerciseEverything(
     'PUT',
     `/api/users/${aliceId}`,
     {
-      body: { email: alice.email, name: 'Alice Again', password: keep(secret('x')) },
+      body: {
+        email: alice.email,
+        name: 'Alice Again',
+        password: keep(secret('x')),
+        currentPassword: newPassword,
+      },
       headers: cookieOf(cookieToken),
     },
     401,
@@ -343,7 +354,12 @@ async function exerciseEverything(
     'PUT',
     `/api/users/${bobId}`,
     {
-      body: { email: bob.email, name: 'Not Yours', password: keep(secret('hijack')) },
+      body: {
+        email: bob.email,
+        name: 'Not Yours',
+        password: keep(secret('hijack')),
+        currentPassword: newPassword,
+      },
       headers: bearer(bearerToken),
     },
     403,
@@ -351,7 +367,10 @@ async function exerciseEverything(
   await call(
     'PUT',
     `/api/users/${aliceId}`,
-    { body: { email: alice.email, name: 'Alice', password: 'password' }, headers: bearer(bearerToken) },
+    {
+      body: { email: alice.email, name: 'Alice', password: 'password', currentPassword: newPassword },
+      headers: bearer(bearerToken),
+    },
     400,
   );
   await signin(alice.email, alice.password, 'failure');
@@ -409,6 +428,46 @@ async function exerciseEverything(
   assert.equal(badSignin.status, 400, badSignin.text);
   // An unreadable body never reaches the credential check: audited with outcome "invalid".
   attempts.push({ outcome: 'invalid', address: badSigninAt });
+
+  // Token sign-in (no cookie: the token is in the body), the session routes, a wrong present password.
+  const tokenAt = address(requests + 1);
+  const issued = JSON.parse(
+    (
+      await call(
+        'POST',
+        '/api/sessions',
+        {
+          body: { email: alice.email, password: newPassword, code: keep(secret('unused-code')) },
+          address: tokenAt,
+        },
+        201,
+      )
+    ).text,
+  ) as { token: string; session: { id: string } };
+  remember(issued.token);
+  attempts.push({ outcome: 'success', address: tokenAt, userId: aliceId });
+  const wrongTokenAt = address(requests + 1);
+  await call(
+    'POST',
+    '/api/sessions',
+    { body: { email: alice.email, password: keep(secret('token-wrong')) }, address: wrongTokenAt },
+    401,
+  );
+  attempts.push({ outcome: 'failure', address: wrongTokenAt });
+  await call('GET', '/api/session', { headers: bearer(issued.token) }, 200);
+  await call('GET', '/api/sessions', { headers: cookieOf(afterChange) }, 200);
+  await call(
+    'PUT',
+    `/api/users/${aliceId}`,
+    {
+      body: { email: `moved.${alice.email}`, name: 'A', currentPassword: keep(secret('wrong-current')) },
+      headers: bearer(issued.token),
+    },
+    400,
+  );
+  await call('DELETE', `/api/sessions/${issued.session.id}`, { headers: cookieOf(afterChange) }, 204);
+  await call('GET', '/api/session', { headers: bearer(issued.token) }, 401);
+  await call('DELETE', '/api/sessions', { headers: bearer(bearerToken) }, 204);
 
   // Sign-out: cookie, then Bearer, then with nothing at all.
   const signedOut = await call('POST', '/api/signout', { headers: cookieOf(afterChange) }, 204);

@@ -154,7 +154,12 @@ describeEachStore('PUT and DELETE /api/users/{id}', (store) => {
       const t = p.app();
       const me = await account(t);
       const newEmail = `Renamed.${me.email}`;
-      const res = await put(t, me.id, { email: `  ${newEmail} `, name: '  New Name  ' }, me.token);
+      const res = await put(
+        t,
+        me.id,
+        { email: `  ${newEmail} `, name: '  New Name  ', currentPassword: me.password },
+        me.token,
+      );
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
       const body = res.json();
@@ -179,7 +184,7 @@ describeEachStore('PUT and DELETE /api/users/{id}', (store) => {
         other.email.toLowerCase(),
         ` ${other.email} `,
       ]) {
-        const res = await put(t, me.id, { email, name: 'Thief' }, me.token);
+        const res = await put(t, me.id, { email, name: 'Thief', currentPassword: me.password }, me.token);
         assertError(res, 409, 'EMAIL_TAKEN', email);
         assert.equal(typeof res.json().message, 'string');
       }
@@ -241,7 +246,12 @@ describeEachStore('PUT and DELETE /api/users/{id}', (store) => {
       const me = await account(t);
       const before = await stored(t, me.id);
       for (const password of ['short', '1234567', '']) {
-        const res = await put(t, me.id, { email: `new.${me.email}`, name: 'New', password }, me.token);
+        const res = await put(
+          t,
+          me.id,
+          { email: `new.${me.email}`, name: 'New', password, currentPassword: me.password },
+          me.token,
+        );
         assertError(res, 400, 'VALIDATION_FAILED', JSON.stringify(password));
         assert.match(res.json().message, /\bpassword\b/);
       }
@@ -254,7 +264,12 @@ describeEachStore('PUT and DELETE /api/users/{id}', (store) => {
       const t = p.app();
       const me = await account(t);
       const newPassword = `${me.password}-changed`;
-      const res = await put(t, me.id, { email: me.email, name: me.name, password: newPassword }, me.token);
+      const res = await put(
+        t,
+        me.id,
+        { email: me.email, name: me.name, password: newPassword, currentPassword: me.password },
+        me.token,
+      );
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(Object.keys(res.json()).sort(), USER_KEYS[p.name]);
       assert.equal(await signinStatus(t, me.email, me.password), 401, 'the old password fails');

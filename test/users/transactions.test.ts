@@ -53,6 +53,7 @@ describeEachStore('Transactions', (store: Store) => {
         email: u.email,
         name: u.name,
         password: 'a-brand-new-pass',
+        currentPassword: u.password,
       });
       assert.equal(res.statusCode, 500);
       assert.equal(res.json().error, 'INTERNAL');
@@ -85,6 +86,7 @@ describeEachStore('Transactions', (store: Store) => {
       email: u.email,
       name: u.name,
       password: 'a-third-new-pass',
+      currentPassword: u.password,
     });
     assert.equal(res.statusCode, 200);
     assert.equal(

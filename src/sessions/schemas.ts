@@ -1,0 +1,35 @@
+// A session as the wire shows it. The id is the public one: never the token nor its hash.
+import { Type } from 'typebox';
+
+export const SESSION_ID_PATTERN = '^[0-9a-f]{32}$';
+
+const time = (description: string) => Type.String({ format: 'date-time', description });
+
+const sessionFields = {
+  id: Type.String({ pattern: SESSION_ID_PATTERN, description: "The session's public id." }),
+  createdAt: time('When it started (the sign-in).'),
+  expiresAt: time('When it ends at the latest, however it is used.'),
+};
+
+/** `{id, createdAt, expiresAt}`: what GET /api/session and a token sign-in show of a session. */
+export const SessionSchema = Type.Object(sessionFields, { additionalProperties: false });
+
+export const SessionListItemSchema = Type.Object(
+  {
+    ...sessionFields,
+    lastSeenAt: time('Its last request, to within a minute (it is written at most once a minute).'),
+    current: Type.Boolean({ description: 'This is the session making the request.' }),
+    userAgent: Type.Union([Type.String(), Type.Null()], {
+      description: 'The User-Agent it signed in with (up to 256 characters), or null.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export function sessionBody(session: { id: string; createdAt: Date; expiresAt: Date }) {
+  return {
+    id: session.id,
+    createdAt: session.createdAt.toISOString(),
+    expiresAt: session.expiresAt.toISOString(),
+  };
+}

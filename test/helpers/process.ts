@@ -7,7 +7,33 @@ import { TEST_OUTBOX } from './app.ts';
 
 export const SERVER_ENTRY = fileURLToPath(new URL('../../src/server.ts', import.meta.url));
 
+// Ports for servers a test starts, from a slice of 10000-31999 chosen by this process's pid:
+// below the kernel's ephemeral range (32768+), so no port-0 socket of any process takes one, and
+// apart from the test files running beside this one, which would otherwise race for a port
+// between "free" and "listening" (a server then answering /healthz in another's place).
+const PORTS_PER_PROCESS = 44;
+let nextPort = 10_000 + (process.pid % 500) * PORTS_PER_PROCESS;
+const lastPort = nextPort + PORTS_PER_PROCESS - 1;
+
+async function bindable(port: number): Promise<boolean> {
+  const server = createServer();
+  try {
+    server.listen(port, '127.0.0.1');
+    await once(server, 'listening');
+    server.close();
+    await once(server, 'close');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function freePort(): Promise<number> {
+  while (nextPort <= lastPort) {
+    const port = nextPort++;
+    if (await bindable(port)) return port;
+  }
+  // More servers than the slice holds: let the kernel choose (the old, racy way).
   const server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -6,7 +6,7 @@ export const ERROR_CODES = {
   USER_NOT_FOUND: { status: 404, when: 'No user has that id (or the id is not a valid user id).' },
   SIGNIN_FAILED: {
     status: 401,
-    when: 'Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), too large (413), not JSON (415), throttled (429, with Retry-After), database down (503).',
+    when: 'Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), too large (413), not JSON (415), throttled (429, with Retry-After), database down (503). Also 429 when wrong present passwords (currentPassword) have throttled the account.',
   },
   NOT_FOUND: { status: 404, when: 'No such route.' },
   VALIDATION_FAILED: {

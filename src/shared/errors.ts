@@ -6,7 +6,7 @@ export const ERROR_CODES = {
   USER_NOT_FOUND: { status: 404, when: 'No user has that id (or the id is not a valid user id).' },
   SIGNIN_FAILED: {
     status: 401,
-    when: 'Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), the email not yet verified while REQUIRE_VERIFIED_EMAIL is on (403), too large (413), not JSON (415), throttled (429, with Retry-After), database down or too busy (503, with Retry-After when busy).',
+    when: 'Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), the email not yet verified while REQUIRE_VERIFIED_EMAIL is on (403), too large (413), not JSON (415), throttled (429, with Retry-After; also when wrong present passwords (currentPassword) have throttled the account), database down or too busy (503, with Retry-After when busy).',
   },
   NOT_FOUND: { status: 404, when: 'No such route.' },
   VALIDATION_FAILED: {

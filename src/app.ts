@@ -55,6 +55,8 @@ const REDACT = [
   'req.headers.cookie',
   'res.headers["set-cookie"]',
   'password',
+  'currentPassword',
+  'body.currentPassword',
   'passwordHash',
   'password_hash',
   'token',

@@ -8,7 +8,10 @@ export const ERROR_CODES = {
     status: 401,
     when: 'Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), the email not yet verified while REQUIRE_VERIFIED_EMAIL is on (403), too large (413), not JSON (415), throttled (429, with Retry-After; also when wrong present passwords (currentPassword) have throttled the account), database down or too busy (503, with Retry-After when busy).',
   },
-  NOT_FOUND: { status: 404, when: 'No such route.' },
+  NOT_FOUND: {
+    status: 404,
+    when: 'No such route, or no record with that id (a product, review, session or passkey), including records of other users.',
+  },
   VALIDATION_FAILED: {
     status: 400,
     when: 'The body is not valid JSON or a field breaks a rule; the message names the field.',

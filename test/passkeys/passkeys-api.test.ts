@@ -156,6 +156,13 @@ describeEachStore('Passkeys API', (store: Store) => {
         const created = res.json();
         assert.deepEqual(Object.keys(created).sort(), ['createdAt', 'id', 'name']);
         assert.equal(created.name, 'Laptop');
+        const next = (await me.post('/api/passkeys/register/options', {})).json();
+        const bad = await me.post('/api/passkeys/register', {
+          credential: new SoftAuthenticator(ORIGIN).create(next),
+          name: 'a\u0007b',
+        });
+        assert.equal(bad.statusCode, 400);
+        assert.match(bad.json().message, /^name: /);
         assert.match(created.id, /^[0-9a-f]{32}$/);
         assert.notEqual(created.id, authenticator.id);
         const list = await me.get('/api/passkeys');
@@ -190,7 +197,15 @@ describeEachStore('Passkeys API', (store: Store) => {
         });
         assertSigninFailed(t, res, 'made-up assertion');
         assert.equal(sessionToken(res.headers['set-cookie']), undefined);
+        const failures = async () =>
+          Number(
+            /usher_signin_attempts_total\{outcome="failure"\} (\d+)/.exec(
+              (await t.get('/metrics')).body,
+            )?.[1] ?? 0,
+          );
+        const before = await failures();
         assertSigninFailed(t, await t.post('/api/signin/passkey', {}), 'no credential');
+        assert.equal(await failures(), before + 1, 'a failed passkey sign-in counts as a failed sign-in');
         assertSigninFailed(t, await t.post('/api/signin/passkey', { credential: 'x' }), 'not an object', 400);
       });
 
@@ -218,11 +233,13 @@ describeEachStore('Passkeys API', (store: Store) => {
         });
         assert.equal(session.statusCode, 200);
         assert.equal(session.json().user.id, Number(user.id));
-        // The use is recorded: a later sign-in's counter is checked against it.
+        // Audited like a password sign-in: the same log line and metric.
         const audit = t.logs
           .map((l) => JSON.parse(l))
           .find((l) => l.event === 'signin' && l.method === 'passkey' && l.userId === String(user.id));
         assert.equal(audit?.outcome, 'success');
+        const metrics = (await t.get('/metrics')).body;
+        assert.match(metrics, /usher_signin_attempts_total\{outcome="success"\} [1-9]/);
         const list = await asUser(t, token).get('/api/passkeys');
         assert.equal(list.json()[0].id, passkey.id);
       });

@@ -9,6 +9,7 @@ import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
 import { healthRoutes } from './health/routes.ts';
 import { pagesRoutes } from './pages/routes.ts';
+import { passkeyRoutes } from './passkeys/routes.ts';
 import { accessLogPlugin } from './plugins/access-log.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
@@ -174,6 +175,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(usersRoutes, { users: services.users, guard, profile, lookup: config.userLookup });
   await app.register(authRoutes, { auth: services.auth, guard, profile, metrics });
   await app.register(sessionsRoutes, { sessions: services.sessions, guard });
+  await app.register(passkeyRoutes, { passkeys: services.passkeys, guard, profile, metrics });
   await app.register(recoveryRoutes, { recovery: services.recovery });
   await app.register(catalogRoutes, { catalog: services.catalog });
   if (profile.serves.restProbe) await app.register(restRoutes);

@@ -15,6 +15,8 @@ import { AccountMail } from './mail/account-mail.ts';
 import { OutboxRepository } from './mail/repository.ts';
 import { MailService } from './mail/service.ts';
 import { createTransport } from './mail/transport.ts';
+import { PasskeysRepository } from './passkeys/repository.ts';
+import { PasskeyService, relyingParty } from './passkeys/service.ts';
 import { PasswordHasher } from './passwords/hasher.ts';
 import { ResetRequestsRepository } from './recovery/repository.ts';
 import { RecoveryService } from './recovery/service.ts';
@@ -33,6 +35,7 @@ export interface Services {
   catalog: CatalogService;
   mail: MailService;
   recovery: RecoveryService;
+  passkeys: PasskeyService;
   /** Background clean-up of expired sessions, sign-in attempts, tokens and old mail. */
   housekeeping(): Promise<void>;
   /** Background work: forgot-password asks, then the mail that is due. */
@@ -78,6 +81,18 @@ export function createServices(config: Config, database: Database, now: Clock = 
     policy: config.passwordReset,
     now,
   });
+  const passkeys = new PasskeyService({
+    passkeys: new PasskeysRepository(database.db),
+    users: repos.users,
+    sessions,
+    transaction: inTransaction(database.db, (db) => ({
+      passkeys: new PasskeysRepository(db),
+      sessions: new SessionsRepository(db),
+    })),
+    relyingParty: relyingParty(config.publicUrl),
+    requireVerifiedEmail: config.requireVerifiedEmail,
+    now,
+  });
   return {
     hasher,
     users: new UsersService(repos.users, hasher, transaction, accountMail, mail, throttle),
@@ -89,11 +104,13 @@ export function createServices(config: Config, database: Database, now: Clock = 
     catalog: new CatalogService(new CatalogRepository(database.db)),
     mail,
     recovery,
+    passkeys,
     housekeeping: async () => {
       await Promise.all([
         sessions.purgeExpired(),
         throttle.purgeExpired(),
         recovery.purge(),
+        passkeys.purgeExpired(),
         repos.outbox.purgeFinished(new Date(now() - FINISHED_MAIL_KEPT_MS)),
       ]);
     },

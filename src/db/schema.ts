@@ -19,6 +19,7 @@ export const TIMESTAMP_COLUMNS: ReadonlySet<string> = new Set([
   'written_at',
   'email_verified_at',
   'sent_at',
+  'last_used_at',
 ]);
 /** A nullable timestamp. */
 type MaybeTimestamp = ColumnType<Date | null, string | null | undefined, string | null>;
@@ -133,6 +134,34 @@ export interface UserCountsTable {
   users: Int8;
 }
 
+export interface PasskeysTable {
+  /** The public id users see and name; not the credential id. */
+  id: string;
+  /** The authenticator's credential id, base64url. */
+  credential_id: string;
+  user_id: Int8;
+  name: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  /** The last signature counter seen (0: the authenticator keeps none). */
+  counter: Int8;
+  /** JSON array of the transports the browser reported. */
+  transports: string;
+  created_at: Timestamp;
+  last_used_at: MaybeTimestamp;
+}
+
+export type ChallengePurpose = 'register' | 'signin';
+
+export interface WebauthnChallengesTable {
+  /** base64url, as in the options and the client's clientDataJSON. */
+  challenge: string;
+  purpose: ChallengePurpose;
+  /** The user a registration challenge was issued to; null for sign-in. */
+  user_id: ColumnType<bigint | null, bigint | null, bigint | null>;
+  expires_at: EpochMs;
+}
+
 export interface Tables {
   users: UsersTable;
   user_counts: UserCountsTable;
@@ -143,6 +172,8 @@ export interface Tables {
   account_tokens: AccountTokensTable;
   reset_requests: ResetRequestsTable;
   mail_outbox: MailOutboxTable;
+  passkeys: PasskeysTable;
+  webauthn_challenges: WebauthnChallengesTable;
 }
 
 /** A Date as the stores compare timestamps: ISO 8601 text (node:sqlite cannot bind a Date). */

@@ -20,6 +20,12 @@ const COMMON = [
   'GET /api/sessions',
   'DELETE /api/sessions',
   'DELETE /api/sessions/{id}',
+  'POST /api/passkeys/register/options',
+  'POST /api/passkeys/register',
+  'GET /api/passkeys',
+  'DELETE /api/passkeys/{id}',
+  'POST /api/signin/passkey/options',
+  'POST /api/signin/passkey',
   'GET /api/products',
   'POST /api/products',
   'GET /api/products/{id}',
@@ -127,6 +133,23 @@ describeEachStore('GET /openapi.json', (store) => {
         { bearerToken: [] },
       ]);
       assert.equal(doc.paths['/api/products']!.get!.security, undefined);
+      for (const [path, method] of [
+        ['/api/passkeys', 'get'],
+        ['/api/passkeys/register/options', 'post'],
+        ['/api/passkeys/register', 'post'],
+        ['/api/passkeys/{id}', 'delete'],
+      ] as const)
+        assert.deepEqual(
+          doc.paths[path]![method]!.security,
+          [{ sessionCookie: [] }, { bearerToken: [] }],
+          path,
+        );
+      assert.equal(doc.paths['/api/signin/passkey']!.post!.security, undefined);
+      assert.deepEqual(
+        doc.paths['/api/signin/passkey']!.post!.responses.default!.content!['application/json']!.schema
+          .properties!.error!.enum,
+        ['SIGNIN_FAILED'],
+      );
     });
   }
 

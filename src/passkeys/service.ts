@@ -1,0 +1,266 @@
+import { randomBytes } from 'node:crypto';
+import {
+  type AuthenticationResponseJSON,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from '@simplewebauthn/server';
+import type { InTransaction } from '../db/transactions.ts';
+import type { SessionsRepository } from '../sessions/repository.ts';
+import type { Clock, SessionService, StartedSession } from '../sessions/service.ts';
+import type { UsersRepository } from '../users/repository.ts';
+import type { User } from '../users/user.ts';
+import { CredentialTakenError, type PasskeysRepository, type PasskeyView } from './repository.ts';
+
+/** A challenge is good for this long, once. */
+export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
+const RP_NAME = 'Usher';
+const DEFAULT_NAME = 'Passkey';
+// COSE ids: EdDSA, ES256, RS256. Named rather than the library's default, which adds ML-DSA-44
+// where Node has it and so prints an experimental-feature warning at each registration.
+const ALGORITHMS = [-8, -7, -257];
+
+export interface RelyingParty {
+  /** The host name of PUBLIC_URL. */
+  id: string;
+  /** PUBLIC_URL's origin: what the browser must report in clientDataJSON. */
+  origin: string;
+}
+
+/** The relying party of a PUBLIC_URL: its host name (no port) and its origin. */
+export function relyingParty(publicUrl: string): RelyingParty {
+  const url = new URL(publicUrl);
+  return { id: url.hostname, origin: url.origin };
+}
+
+export type PasskeySigninOutcome =
+  | { ok: true; user: User; started: StartedSession }
+  | { ok: false; reason: 'failed'; userId: bigint | undefined }
+  /** A valid passkey of an account whose email is not verified, with REQUIRE_VERIFIED_EMAIL. */
+  | { ok: false; reason: 'unverified'; userId: bigint };
+
+/** Why a registration was refused, for the 400's message. */
+export class RegistrationRefused extends Error {}
+
+export interface PasskeyTransactionRepositories {
+  passkeys: PasskeysRepository;
+  sessions: SessionsRepository;
+}
+
+/**
+ * The WebAuthn user handle of a user: their id as decimal text. Not personal data, and the same
+ * for every registration of one account, so an authenticator keeps one passkey per account.
+ */
+function userHandle(userId: bigint): Uint8Array<ArrayBuffer> {
+  return new TextEncoder().encode(String(userId));
+}
+
+/** The challenge the browser signed, read from clientDataJSON; undefined when unreadable. */
+function clientChallenge(response: { response?: { clientDataJSON?: unknown } }): string | undefined {
+  const encoded = response.response?.clientDataJSON;
+  if (typeof encoded !== 'string' || encoded.length > 8192) return undefined;
+  try {
+    const data: unknown = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
+    const challenge = (data as { challenge?: unknown } | null)?.challenge;
+    return typeof challenge === 'string' && challenge.length > 0 && challenge.length <= 512
+      ? challenge
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class PasskeyService {
+  readonly #passkeys: PasskeysRepository;
+  readonly #users: UsersRepository;
+  readonly #sessions: SessionService;
+  readonly #transaction: InTransaction<PasskeyTransactionRepositories>;
+  readonly #rp: RelyingParty;
+  readonly #requireVerifiedEmail: boolean;
+  readonly #now: Clock;
+
+  constructor(options: {
+    passkeys: PasskeysRepository;
+    users: UsersRepository;
+    sessions: SessionService;
+    transaction: InTransaction<PasskeyTransactionRepositories>;
+    relyingParty: RelyingParty;
+    requireVerifiedEmail: boolean;
+    now: Clock;
+  }) {
+    this.#passkeys = options.passkeys;
+    this.#users = options.users;
+    this.#sessions = options.sessions;
+    this.#transaction = options.transaction;
+    this.#rp = options.relyingParty;
+    this.#requireVerifiedEmail = options.requireVerifiedEmail;
+    this.#now = options.now;
+  }
+
+  get relyingParty(): RelyingParty {
+    return this.#rp;
+  }
+
+  /** Creation options for a new passkey of `user`, leaving out the ones they have. */
+  async registrationOptions(user: User): Promise<PublicKeyCredentialCreationOptionsJSON> {
+    const existing = await this.#passkeys.credentialsOf(user.id);
+    const options = await generateRegistrationOptions({
+      rpName: RP_NAME,
+      rpID: this.#rp.id,
+      userID: userHandle(user.id),
+      userName: user.email,
+      userDisplayName: user.name,
+      timeout: CHALLENGE_TTL_MS,
+      attestationType: 'none',
+      supportedAlgorithmIDs: ALGORITHMS,
+      excludeCredentials: existing,
+      // Discoverable, so the passkey alone signs in (no email typed first).
+      authenticatorSelection: {
+        residentKey: 'required',
+        requireResidentKey: true,
+        userVerification: 'preferred',
+      },
+    });
+    await this.#passkeys.saveChallenge(
+      options.challenge,
+      'register',
+      user.id,
+      this.#now() + CHALLENGE_TTL_MS,
+    );
+    return options;
+  }
+
+  /** Verifies the browser's new credential against a challenge issued to this user, and keeps it. */
+  /** `name`: already checked (users' name rules); a default when absent. */
+  async register(
+    userId: bigint,
+    credential: RegistrationResponseJSON,
+    name: string | undefined,
+  ): Promise<PasskeyView> {
+    const challenge = clientChallenge(credential);
+    // Spent before verifying, so a refused attempt cannot be retried with the same challenge.
+    if (!challenge || !(await this.#passkeys.consumeChallenge(challenge, 'register', userId, this.#now())))
+      throw new RegistrationRefused('the challenge is unknown, used or expired: ask for new options');
+    let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+    try {
+      verified = await verifyRegistrationResponse({
+        response: credential,
+        expectedChallenge: challenge,
+        expectedOrigin: this.#rp.origin,
+        expectedRPID: this.#rp.id,
+        requireUserVerification: false,
+        supportedAlgorithmIDs: ALGORITHMS,
+      });
+    } catch {
+      verified = { verified: false };
+    }
+    if (!verified.verified) throw new RegistrationRefused('it could not be verified');
+    const { credential: made } = verified.registrationInfo;
+    const view: PasskeyView = {
+      id: randomBytes(16).toString('hex'),
+      name: name ?? DEFAULT_NAME,
+      createdAt: new Date(this.#now()),
+      lastUsedAt: null,
+    };
+    try {
+      await this.#passkeys.insert({
+        id: view.id,
+        credentialId: made.id,
+        userId,
+        name: view.name,
+        publicKey: made.publicKey,
+        counter: made.counter,
+        transports: made.transports ?? credential.response.transports ?? [],
+        createdAt: view.createdAt,
+      });
+    } catch (error) {
+      if (error instanceof CredentialTakenError) throw new RegistrationRefused('it is already registered');
+      throw error;
+    }
+    return view;
+  }
+
+  list(userId: bigint): Promise<PasskeyView[]> {
+    return this.#passkeys.list(userId);
+  }
+
+  delete(userId: bigint, id: string): Promise<boolean> {
+    return this.#passkeys.delete(userId, id);
+  }
+
+  /** Request options for a passwordless sign-in: no allowCredentials, any discoverable passkey. */
+  async signinOptions(): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    const options = await generateAuthenticationOptions({
+      rpID: this.#rp.id,
+      allowCredentials: [],
+      userVerification: 'preferred',
+      timeout: CHALLENGE_TTL_MS,
+    });
+    await this.#passkeys.saveChallenge(options.challenge, 'signin', null, this.#now() + CHALLENGE_TTL_MS);
+    return options;
+  }
+
+  /**
+   * Checks an assertion and starts a session for the passkey's owner. The challenge is spent
+   * first (whatever follows), the signature is checked against the stored key, the counter must
+   * grow when the authenticator keeps one, and the new counter is written only if no other use
+   * got there first, in the transaction that starts the session.
+   */
+  async signIn(
+    credential: AuthenticationResponseJSON,
+    userAgent: string | undefined,
+  ): Promise<PasskeySigninOutcome> {
+    const fail = (userId?: bigint): PasskeySigninOutcome => ({ ok: false, reason: 'failed', userId });
+    const challenge = clientChallenge(credential);
+    if (!challenge || !(await this.#passkeys.consumeChallenge(challenge, 'signin', null, this.#now())))
+      return fail();
+    if (typeof credential.id !== 'string' || credential.id.length === 0 || credential.id.length > 1024)
+      return fail();
+    const stored = await this.#passkeys.findByCredentialId(credential.id);
+    if (!stored) return fail();
+    const handle = credential.response?.userHandle;
+    if (handle !== undefined && handle !== Buffer.from(userHandle(stored.userId)).toString('base64url'))
+      return fail(stored.userId);
+    let newCounter: number;
+    try {
+      const result = await verifyAuthenticationResponse({
+        response: credential,
+        expectedChallenge: challenge,
+        expectedOrigin: this.#rp.origin,
+        expectedRPID: this.#rp.id,
+        credential: {
+          id: stored.credentialId,
+          publicKey: stored.publicKey,
+          counter: stored.counter,
+          transports: stored.transports,
+        },
+        requireUserVerification: false,
+      });
+      if (!result.verified) return fail(stored.userId);
+      newCounter = result.authenticationInfo.newCounter;
+    } catch {
+      // Bad signature, wrong origin or RP, a counter that did not grow, malformed data: all alike.
+      return fail(stored.userId);
+    }
+    const user = await this.#users.findById(stored.userId);
+    if (!user) return fail();
+    if (this.#requireVerifiedEmail && !user.emailVerified)
+      return { ok: false, reason: 'unverified', userId: user.id };
+    const now = new Date(this.#now());
+    const started = await this.#transaction(async ({ passkeys, sessions }) =>
+      (await passkeys.recordUse(stored.id, stored.counter, newCounter, now))
+        ? this.#sessions.start(user.id, { repository: sessions, userAgent })
+        : undefined,
+    );
+    if (!started) return fail(user.id);
+    return { ok: true, user, started };
+  }
+
+  purgeExpired(): Promise<void> {
+    return this.#passkeys.deleteExpiredChallenges(this.#now());
+  }
+}

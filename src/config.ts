@@ -150,7 +150,10 @@ function databaseUrl(env: Env): string {
 function publicUrl(env: Env, host: string, port: number): string {
   const raw = env.PUBLIC_URL;
   if (raw === undefined || raw === '') {
-    const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+    // Loopback and any-address defaults are named localhost: browsers refuse IP addresses as a
+    // passkey's relying party, and localhost is a secure context for them over plain http.
+    const local = ['0.0.0.0', '::', '127.0.0.1', '::1'].includes(host);
+    const shown = local ? 'localhost' : host.includes(':') ? `[${host}]` : host;
     return `http://${shown}:${port}`;
   }
   try {

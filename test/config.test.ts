@@ -251,3 +251,57 @@ describe('the server process with a bad setting', () => {
     assert.ok(!existsSync(join(cwd, 'data')), `created: ${readdirSync(cwd).join(', ')}`);
   });
 });
+
+describe('account lifecycle settings (issue 13)', () => {
+  test('PUBLIC_URL defaults to the listening address, named localhost for loopback and any-address hosts', () => {
+    assert.equal(loadConfig({}).publicUrl, 'http://localhost:3000');
+    assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '8080' }).publicUrl, 'http://localhost:8080');
+    assert.equal(loadConfig({ HOST: 'id.internal', PORT: '80' }).publicUrl, 'http://id.internal:80');
+    assert.equal(loadConfig({ PUBLIC_URL: 'https://id.example.com/' }).publicUrl, 'https://id.example.com');
+    for (const bad of [
+      'id.example.com',
+      'ftp://id.example.com',
+      'https://id.example.com/?x=1',
+      'https://x/#y',
+    ]) {
+      assertRejected({ PUBLIC_URL: bad }, 'PUBLIC_URL');
+    }
+  });
+
+  test('SMTP_URL is an smtp:// or smtps:// URL; unset means the .eml outbox', () => {
+    assert.equal(loadConfig({}).mail.smtpUrl, undefined);
+    assert.equal(loadConfig({}).mail.outboxDir, './data/outbox');
+    assert.equal(
+      loadConfig({ SMTP_URL: 'smtps://u:p@mail.example.com:465' }).mail.smtpUrl,
+      'smtps://u:p@mail.example.com:465',
+    );
+    for (const bad of ['mail.example.com', 'http://mail.example.com', 'smtp://'])
+      assertRejected({ SMTP_URL: bad }, 'SMTP_URL');
+  });
+
+  test('MAIL_FROM is one line; mail and token timings and the reset limits are bounded integers', () => {
+    assertRejected({ MAIL_FROM: 'Usher <a@b.c>\r\nBcc: x@y.z' }, 'MAIL_FROM');
+    const c = loadConfig({
+      PASSWORD_RESET_TTL_SECONDS: '600',
+      MAIL_POLL_MS: '250',
+      PASSWORD_RESET_MAX_PER_ADDRESS: '5',
+    });
+    assert.equal(c.tokens.passwordResetTtlMs, 600_000);
+    assert.equal(c.tokens.emailVerifyTtlMs, 86_400_000);
+    assert.equal(c.mail.pollMs, 250);
+    assert.equal(c.mail.maxAgeMs, 86_400_000);
+    assert.equal(c.passwordReset.perAddress, 5);
+    assert.equal(c.passwordReset.perAccount, 3);
+    assertRejected({ PASSWORD_RESET_TTL_SECONDS: '0' }, 'PASSWORD_RESET_TTL_SECONDS');
+    assertRejected({ MAIL_RETRY_SECONDS: 'a day' }, 'MAIL_RETRY_SECONDS');
+  });
+
+  test('REQUIRE_VERIFIED_EMAIL is true or false (default false); USER_LOOKUP is public, signed-in or self', () => {
+    assert.equal(loadConfig({}).requireVerifiedEmail, false);
+    assert.equal(loadConfig({ REQUIRE_VERIFIED_EMAIL: 'true' }).requireVerifiedEmail, true);
+    assertRejected({ REQUIRE_VERIFIED_EMAIL: 'yes' }, 'REQUIRE_VERIFIED_EMAIL');
+    assert.equal(loadConfig({}).userLookup, 'public');
+    assert.equal(loadConfig({ USER_LOOKUP: 'self' }).userLookup, 'self');
+    assertRejected({ USER_LOOKUP: 'friends' }, 'USER_LOOKUP');
+  });
+});

@@ -192,8 +192,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // Forgot-password asks and the outbox: at once when something is recorded here, and every
   // MAIL_POLL_MS for what other instances recorded and for retries.
   const delivery = new BackgroundLoop(
-    async () => {
-      if (schema.ready) await services.deliver();
+    async (stopping) => {
+      if (schema.ready) await services.deliver(stopping);
     },
     config.mail.pollMs,
     (err) => app.log.warn({ err }, 'mail delivery failed'),

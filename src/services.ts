@@ -38,8 +38,8 @@ export interface Services {
   passkeys: PasskeyService;
   /** Background clean-up of expired sessions, sign-in attempts, tokens and old mail. */
   housekeeping(): Promise<void>;
-  /** Background work: forgot-password asks, then the mail that is due. */
-  deliver(): Promise<void>;
+  /** Background work: forgot-password asks, then the mail that is due (until `stopping()`). */
+  deliver(stopping?: () => boolean): Promise<void>;
 }
 
 /** Sent and failed messages are kept this long for operators, then removed. */
@@ -114,9 +114,9 @@ export function createServices(config: Config, database: Database, now: Clock = 
         repos.outbox.purgeFinished(new Date(now() - FINISHED_MAIL_KEPT_MS)),
       ]);
     },
-    deliver: async () => {
+    deliver: async (stopping = () => false) => {
       await recovery.processRequests();
-      await mail.deliverDue();
+      await mail.deliverDue(stopping);
     },
   };
 }

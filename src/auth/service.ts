@@ -84,8 +84,9 @@ export class AuthService {
     try {
       return await this.#judge(key, password, verdict.attempt, userAgent);
     } catch (error) {
-      // Too busy to hash: the attempt was never judged, so it is not held against anyone.
-      if (error instanceof HashOverloadedError) await verdict.attempt.abandoned();
+      // Too busy to hash, or the database failed mid-way: the attempt was never judged, so it
+      // is not held against anyone (best effort: the database may still be down).
+      await verdict.attempt.abandoned().catch(() => {});
       throw error;
     }
   }

@@ -50,7 +50,8 @@ export class AccountMail {
   /** A link to {PUBLIC_URL}/reset-password, valid PASSWORD_RESET_TTL_SECONDS. */
   async passwordReset(repos: AccountMailRepositories, user: Addressee): Promise<void> {
     const ttl = this.#policy.passwordResetTtlMs;
-    const url = await this.#link(repos, user, 'password-reset', '/reset-password', ttl, null);
+    // The address the link goes to is kept with it: after an email change it opens nothing.
+    const url = await this.#link(repos, user, 'password-reset', '/reset-password', ttl, user.email);
     await this.#mail.queue(repos.outbox, passwordResetMessage(user.email, user.name, url, ttl));
   }
 

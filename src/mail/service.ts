@@ -19,7 +19,10 @@ export interface MailLog {
   error(fields: object, message: string): void;
 }
 
-const BATCH = 20;
+// One message per claim: a claim's lease (MAIL_CLAIM_SECONDS) then covers a single delivery,
+// whose SMTP timeouts add up to less than it, so no claim runs out while its message waits its
+// turn behind others (another instance would then send it too).
+const BATCH = 1;
 const FIRST_RETRY_MS = 1000;
 const LONGEST_RETRY_MS = 3600_000;
 
@@ -68,15 +71,19 @@ export class MailService {
     return outbox.add(message, new Date(this.#now()));
   }
 
-  /** Sends what is due; resolves the number of messages it handled. */
-  async deliverDue(): Promise<number> {
+  /**
+   * Sends what is due; resolves the number of messages it handled. `stopping` is asked between
+   * messages, so a shutdown waits for one delivery, not for a whole backlog.
+   */
+  async deliverDue(stopping: () => boolean = () => false): Promise<number> {
     let handled = 0;
-    for (;;) {
+    while (!stopping()) {
       const batch = await this.#outbox.claim(this.#sender, this.#now(), this.#policy.claimMs, BATCH);
       for (const message of batch) await this.#deliver(message);
       handled += batch.length;
-      if (batch.length < BATCH) return handled;
+      if (batch.length < BATCH) break;
     }
+    return handled;
   }
 
   async #deliver(message: Awaited<ReturnType<OutboxRepository['claim']>>[number]): Promise<void> {

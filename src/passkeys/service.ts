@@ -59,6 +59,8 @@ function userHandle(userId: bigint): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(String(userId));
 }
 
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
 /** The challenge the browser signed, read from clientDataJSON; undefined when unreadable. */
 function clientChallenge(response: { response?: { clientDataJSON?: unknown } }): string | undefined {
   const encoded = response.response?.clientDataJSON;
@@ -66,7 +68,9 @@ function clientChallenge(response: { response?: { clientDataJSON?: unknown } }):
   try {
     const data: unknown = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
     const challenge = (data as { challenge?: unknown } | null)?.challenge;
-    return typeof challenge === 'string' && challenge.length > 0 && challenge.length <= 512
+    // Only what a challenge of ours can look like reaches the database (PostgreSQL cannot even
+    // compare text holding U+0000).
+    return typeof challenge === 'string' && BASE64URL.test(challenge) && challenge.length <= 512
       ? challenge
       : undefined;
   } catch {
@@ -218,7 +222,7 @@ export class PasskeyService {
     const challenge = clientChallenge(credential);
     if (!challenge || !(await this.#passkeys.consumeChallenge(challenge, 'signin', null, this.#now())))
       return fail();
-    if (typeof credential.id !== 'string' || credential.id.length === 0 || credential.id.length > 1024)
+    if (typeof credential.id !== 'string' || !BASE64URL.test(credential.id) || credential.id.length > 1024)
       return fail();
     const stored = await this.#passkeys.findByCredentialId(credential.id);
     if (!stored) return fail();

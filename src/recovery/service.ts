@@ -140,7 +140,10 @@ export class RecoveryService {
       const now = new Date(this.#now());
       const holder = await repos.tokens.consume(tokenHash, 'password-reset', now);
       const user = holder && (await repos.users.findById(holder.userId));
-      if (!user) throw invalidToken();
+      // A link mailed to an address the account no longer has must not reset it (nor prove the
+      // new address, which the reset marks verified).
+      if (!user || holder.email === null || emailKey(holder.email) !== emailKey(user.email))
+        throw invalidToken();
       await repos.users.setPasswordHash(user.id, passwordHash);
       await repos.users.markEmailVerified(user.id, now);
       await repos.sessions.deleteForUser(user.id);

@@ -4,14 +4,19 @@
  * right after it. Failures go to `onError`; the loop goes on.
  */
 export class BackgroundLoop {
-  readonly #task: () => Promise<void>;
+  readonly #task: (stopping: () => boolean) => Promise<void>;
   readonly #onError: (error: unknown) => void;
   readonly #timer: NodeJS.Timeout;
   #running: Promise<void> | undefined;
   #again = false;
   #stopped = false;
 
-  constructor(task: () => Promise<void>, intervalMs: number, onError: (error: unknown) => void) {
+  /** `task` is given a function that turns true once stop() was called, to end long runs early. */
+  constructor(
+    task: (stopping: () => boolean) => Promise<void>,
+    intervalMs: number,
+    onError: (error: unknown) => void,
+  ) {
     this.#task = task;
     this.#onError = onError;
     this.#timer = setInterval(() => this.wake(), intervalMs);
@@ -31,7 +36,7 @@ export class BackgroundLoop {
     do {
       this.#again = false;
       try {
-        await this.#task();
+        await this.#task(() => this.#stopped);
       } catch (error) {
         this.#onError(error);
       }

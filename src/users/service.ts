@@ -143,6 +143,10 @@ export class UsersService {
         await this.#accountMail.passwordChanged(repos, updated);
       }
       if (emailChanged) {
+        // Links mailed to the old address stop working: they would otherwise outlive the change.
+        const now = new Date();
+        await repos.tokens.voidAll(id, 'password-reset', now);
+        await repos.tokens.voidAll(id, 'email-verify', now);
         await this.#accountMail.verification(repos, updated);
         await this.#accountMail.emailChanged(repos, updated, current.user.email);
       }

@@ -99,4 +99,25 @@ describeEachStore('Account changes and their mail', (store) => {
     assert.deepEqual(sinceRename, []);
     assert.equal(await emailVerified(u.id), true);
   });
+
+  test('ISSUE 13: a reset link mailed to the old address stops working when the email changes', async () => {
+    const u = await verifiedUser();
+    assert.equal((await t.post('/api/password/forgot', { email: u.email })).statusCode, 202);
+    const [reset] = await waitForMails(smtp, u.email, SUBJECTS.reset);
+    const next = newUser().email;
+    const res = await u.me.put(`/api/users/${u.id}`, {
+      email: next,
+      name: u.name,
+      currentPassword: u.password,
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const used = await t.post('/api/password/reset', {
+      token: linkToken(reset!, '/reset-password'),
+      password: 'taken over passphrase',
+    });
+    assert.equal(used.statusCode, 400);
+    assert.equal(used.json().error, 'INVALID_TOKEN');
+    assert.equal(await emailVerified(u.id), false, 'the new address is still unproven');
+    assert.equal((await t.post('/api/signin', { email: next, password: u.password })).statusCode, 200);
+  });
 });

@@ -5,6 +5,7 @@ import { createSigninFailures } from './2026-11-22-0003-signin-failures.ts';
 import { createUserCounts } from './2026-11-22-0004-user-counts.ts';
 import { createSigninAttempts } from './2026-11-23-0005-signin-attempts.ts';
 import { createAccountLifecycle } from './2026-11-23-0006-account-lifecycle.ts';
+import { createTotp } from './2026-11-23-0007-totp.ts';
 
 /**
  * Every migration, keyed by a date-prefixed name that sorts in the order they must run. Each gets
@@ -18,5 +19,6 @@ export function createMigrations(dialect: 'sqlite' | 'postgres'): Record<string,
     '2026-11-22-0004-user-counts': createUserCounts(dialect),
     '2026-11-23-0005-signin-attempts': createSigninAttempts(dialect),
     '2026-11-23-0006-account-lifecycle': createAccountLifecycle(dialect),
+    '2026-11-23-0007-totp': createTotp(dialect),
   };
 }

@@ -15,6 +15,9 @@ import { AccountMail } from './mail/account-mail.ts';
 import { OutboxRepository } from './mail/repository.ts';
 import { MailService } from './mail/service.ts';
 import { createTransport } from './mail/transport.ts';
+import { MfaRepository } from './mfa/repository.ts';
+import { keySource } from './mfa/sealing.ts';
+import { TotpService } from './mfa/service.ts';
 import { PasswordHasher } from './passwords/hasher.ts';
 import { ResetRequestsRepository } from './recovery/repository.ts';
 import { RecoveryService } from './recovery/service.ts';
@@ -33,6 +36,7 @@ export interface Services {
   catalog: CatalogService;
   mail: MailService;
   recovery: RecoveryService;
+  totp: TotpService;
   /** Background clean-up of expired sessions, sign-in attempts, tokens and old mail. */
   housekeeping(): Promise<void>;
   /** Background work: forgot-password asks, then the mail that is due. */
@@ -51,6 +55,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
     tokens: new AccountTokensRepository(db),
     outbox: new OutboxRepository(db, { rowLocks }),
     requests: new ResetRequestsRepository(db),
+    mfa: new MfaRepository(db),
   });
   const repos = repositories(database.db);
   const transaction = inTransaction(database.db, repositories);
@@ -78,12 +83,30 @@ export function createServices(config: Config, database: Database, now: Clock = 
     policy: config.passwordReset,
     now,
   });
+  const totp = new TotpService({
+    mfa: repos.mfa,
+    users: repos.users,
+    hasher,
+    attempts: throttle,
+    transaction,
+    accountMail,
+    mail,
+    key: keySource(config.encryptionKey, config.databaseUrl),
+    now,
+  });
   return {
     hasher,
     users: new UsersService(repos.users, hasher, transaction, accountMail, mail, throttle),
-    auth: new AuthService(repos.users, hasher, throttle, sessions, transaction, {
-      requireVerifiedEmail: config.requireVerifiedEmail,
-    }),
+    auth: new AuthService(
+      repos.users,
+      hasher,
+      throttle,
+      sessions,
+      transaction,
+      { requireVerifiedEmail: config.requireVerifiedEmail },
+      totp,
+    ),
+    totp,
     sessions,
     throttle,
     catalog: new CatalogService(new CatalogRepository(database.db)),

@@ -9,6 +9,9 @@ import {
   emailChangedMessage,
   passwordChangedMessage,
   passwordResetMessage,
+  recoveryCodeUsedMessage,
+  totpDisabledMessage,
+  totpEnabledMessage,
   verifyEmailMessage,
 } from './templates.ts';
 
@@ -61,6 +64,23 @@ export class AccountMail {
   /** To the address the account had before, so its owner learns of a change they did not make. */
   async emailChanged(repos: AccountMailRepositories, user: Addressee, oldEmail: string): Promise<void> {
     await this.#mail.queue(repos.outbox, emailChangedMessage(oldEmail, user.name, user.email));
+  }
+
+  async totpEnabled(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
+    await this.#mail.queue(repos.outbox, totpEnabledMessage(user.email, user.name));
+  }
+
+  async totpDisabled(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
+    await this.#mail.queue(repos.outbox, totpDisabledMessage(user.email, user.name));
+  }
+
+  /** `left`: the unused codes after this one. */
+  async recoveryCodeUsed(
+    repos: Pick<AccountMailRepositories, 'outbox'>,
+    user: Addressee,
+    left: number,
+  ): Promise<void> {
+    await this.#mail.queue(repos.outbox, recoveryCodeUsedMessage(user.email, user.name, left));
   }
 
   async #link(

@@ -173,10 +173,8 @@ export class TotpService {
     if (/^[0-9]+$/.test(digits)) {
       const secret = this.#box().open(factor.sealedSecret, String(userId));
       const step = this.#matchingStep(secret, digits);
-      // Checked here too so a replay fails without a transaction; `use` decides for races.
-      if (step === undefined || (factor.lastStep !== null && BigInt(step) <= factor.lastStep))
-        return { kind: 'wrong' };
-      return { kind: 'totp', step };
+      // Whether the step was used already is decided by `use`, in the session's transaction.
+      return step === undefined ? { kind: 'wrong' } : { kind: 'totp', step };
     }
     const normalised = normaliseRecoveryCode(code);
     if (normalised.length !== RECOVERY_LENGTH) return { kind: 'wrong' };

@@ -3,8 +3,8 @@
 // codes, the secret sealed at rest, mails, and nothing secret in the logs. Codes are computed here,
 // from the secret the API hands out, at times the test sets on the app's clock.
 import assert from 'node:assert/strict';
-import { createHmac, randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
@@ -85,13 +85,22 @@ describeEachStore('TOTP second factor', (store) => {
     concurrentPerAddress: 1000,
   };
   // PostgreSQL has no key file: instances share the database, so the key comes from the setting.
-  const keyed = (): Partial<Config> => (store.kind === 'postgres' ? { encryptionKey: randomBytes(32) } : {});
+  const configuredKey = randomBytes(32);
+  /** The key the apps seal with: the setting on PostgreSQL, the key file beside the SQLite database. */
+  const sealingKey = () =>
+    store.kind === 'postgres'
+      ? configuredKey
+      : Buffer.from(readFileSync(keyFilePath(), 'utf8').trim(), 'base64');
+  const keyFilePath = () => join(dirname(store.url.slice('sqlite:'.length)), 'usher.key');
   let smtp: TestSmtp;
   const apps = {} as Record<Profile, TestApp>;
   before(async () => {
     smtp = await startSmtp();
-    const encryptionKey = keyed().encryptionKey;
-    const overrides = { mail: mailTo(smtp.url), throttle, ...(encryptionKey ? { encryptionKey } : {}) };
+    const overrides: Partial<Config> = {
+      mail: mailTo(smtp.url),
+      throttle,
+      ...(store.kind === 'postgres' ? { encryptionKey: configuredKey } : {}),
+    };
     apps.a = await startApp(store, 'a', overrides, { clock: () => clock.now });
     apps.b = await startApp(store, 'b', overrides, { clock: () => clock.now });
   });
@@ -302,6 +311,23 @@ describeEachStore('TOTP second factor', (store) => {
     });
   }
 
+  test('ISSUE 14: a code sent in several sign-ins at once grants one session; so does a recovery code', async () => {
+    const t = apps.b;
+    const u = await withTotp(t);
+    tick();
+    const code = totpAt(u.secret, clock.now);
+    const statuses = async (c: string) =>
+      (
+        await Promise.all(
+          Array.from({ length: 4 }, () => signinWith(t, { email: u.email, password: u.password, code: c })),
+        )
+      )
+        .map((r) => r.statusCode)
+        .sort();
+    assert.deepEqual(await statuses(code), [200, 401, 401, 401]);
+    assert.deepEqual(await statuses(u.recoveryCodes[0]!), [200, 401, 401, 401]);
+  });
+
   test('ISSUE 14: one step of clock drift either way is accepted, two are not', async () => {
     const t = apps.b;
     const u = await withTotp(t);
@@ -395,9 +421,17 @@ describeEachStore('TOTP second factor', (store) => {
         .selectAll()
         .where('user_id', '=', u.id)
         .executeTakeFirstOrThrow();
+      assert.match(row.secret_sealed, /^v1\.[A-Za-z0-9+/]+=*$/);
+      const sealed = Buffer.from(row.secret_sealed.slice(3), 'base64');
       assert.ok(!row.secret_sealed.includes(u.secret), 'not the base32 secret');
-      assert.ok(!row.secret_sealed.includes(base32Decode(u.secret).toString('base64')), 'nor its bytes');
-      assert.match(row.secret_sealed, /^v1\.[A-Za-z0-9+/=]+$/);
+      assert.ok(!sealed.includes(Buffer.from(u.secret)), 'nor the secret in base64');
+      assert.ok(!sealed.includes(base32Decode(u.secret)), 'nor its bytes');
+      // AES-256-GCM: 12-byte IV, 16-byte tag, then the ciphertext, the user id authenticated.
+      const decipher = createDecipheriv('aes-256-gcm', sealingKey(), sealed.subarray(0, 12));
+      decipher.setAAD(Buffer.from(String(u.id)));
+      decipher.setAuthTag(sealed.subarray(12, 28));
+      const opened = Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString();
+      assert.equal(opened, u.secret);
       const codes = await database.db
         .selectFrom('recovery_codes')
         .select('code_hash')
@@ -412,8 +446,7 @@ describeEachStore('TOTP second factor', (store) => {
       await database.close();
     }
     if (store.kind === 'sqlite') {
-      const keyFile = join(dirname(store.url.slice('sqlite:'.length)), 'usher.key');
-      assert.equal(statSync(keyFile).mode & 0o777, 0o600, 'the key file is readable by its owner only');
+      assert.equal(statSync(keyFilePath()).mode & 0o777, 0o600, 'the key file is readable by its owner only');
     }
   });
 

@@ -24,10 +24,10 @@ const DRIFT_STEPS = 1;
 /** 160 bits, RFC 4226's recommended secret length for HMAC-SHA-1. */
 const SECRET_BYTES = 20;
 const RECOVERY_CODES = 10;
-// No 0/O, 1/I/L: read off a screen or paper and typed back without doubt. 32 symbols: 5 bits each,
-// so 10 of them carry 50 random bits, too many to guess, which is why a fast hash is enough.
+// No 0/O, 1/I/L: read off a screen or paper and typed back without doubt. 31 symbols, so 12 of them
+// carry about 59 random bits: too many to guess, even offline, which is why a fast hash is enough.
 const RECOVERY_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
-const RECOVERY_LENGTH = 10;
+const RECOVERY_LENGTH = 12;
 /** Longer than any code with its separators: not worth normalising. */
 const CODE_INPUT_MAX = 64;
 
@@ -53,7 +53,7 @@ const unavailable = () =>
 function recoveryCode(): string {
   let code = '';
   for (let i = 0; i < RECOVERY_LENGTH; i++) code += RECOVERY_ALPHABET[randomInt(RECOVERY_ALPHABET.length)];
-  return `${code.slice(0, 5)}-${code.slice(5)}`;
+  return `${code.slice(0, 4)}-${code.slice(4, 8)}-${code.slice(8)}`;
 }
 
 /** The code as typed (any letter case, spaces or hyphens anywhere) to what is hashed. */

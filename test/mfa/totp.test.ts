@@ -191,6 +191,8 @@ describeEachStore('TOTP second factor', (store) => {
     const { recoveryCodes } = confirmed.json() as { recoveryCodes: string[] };
     assert.equal(recoveryCodes.length, 10);
     assert.equal(new Set(recoveryCodes).size, 10);
+    for (const c of recoveryCodes)
+      assert.match(c, /^[A-HJKMNP-Z2-9]{4}-[A-HJKMNP-Z2-9]{4}-[A-HJKMNP-Z2-9]{4}$/);
     await waitForMails(smtp, u.email, SUBJECT.on);
 
     // In force: the right password alone is not enough, and the answer says a code is needed.
@@ -239,7 +241,7 @@ describeEachStore('TOTP second factor', (store) => {
     assert.equal(again.statusCode, 401, 'a recovery code works once');
     assert.equal(again.headers['usher-second-factor'], 'totp');
     // Any letter case and grouping of another code works.
-    const typed = recoveryCodes[4]!.toLowerCase().replace('-', ' ');
+    const typed = recoveryCodes[4]!.toLowerCase().replaceAll('-', ' ');
     assert.equal(
       (await signinWith(t, { email: u.email, password: u.password, code: typed })).statusCode,
       200,
@@ -362,7 +364,7 @@ describeEachStore('TOTP second factor', (store) => {
     // Bad recovery codes count too, from another address.
     const other = freshAddress();
     for (let i = 0; i < throttle.perAccountAddress; i++) {
-      const bad = { email: u.email, password: u.password, code: 'AAAAA-AAAAA' };
+      const bad = { email: u.email, password: u.password, code: 'AAAA-AAAA-AAAA' };
       assert.equal((await signinWith(t, bad, other)).statusCode, 401);
     }
     assert.equal((await signinWith(t, { ...good, code: u.recoveryCodes[0] }, other)).statusCode, 429);
@@ -440,7 +442,7 @@ describeEachStore('TOTP second factor', (store) => {
       assert.equal(codes.length, 10);
       for (const { code_hash } of codes) {
         assert.match(code_hash, /^[0-9a-f]{64}$/);
-        assert.ok(!u.recoveryCodes.some((c) => code_hash.includes(c.replace('-', ''))));
+        assert.ok(!u.recoveryCodes.some((c) => code_hash.includes(c.replaceAll('-', ''))));
       }
     } finally {
       await database.close();

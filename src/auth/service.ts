@@ -3,6 +3,7 @@ import type { MfaRepositories, SecondFactorCheck, TotpService } from '../mfa/ser
 import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession, SessionService, StartedSession } from '../sessions/service.ts';
+import { AppError } from '../shared/errors.ts';
 import { toUser, type UsersRepository } from '../users/repository.ts';
 import { EMAIL_MAX } from '../users/rules.ts';
 import { emailKey, type User } from '../users/user.ts';
@@ -100,8 +101,10 @@ export class AuthService {
     try {
       return await this.#judge(key, password, code, verdict.attempt, userAgent);
     } catch (error) {
-      // Too busy to hash: the attempt was never judged, so it is not held against anyone.
-      if (error instanceof HashOverloadedError) await verdict.attempt.abandoned();
+      // Too busy to hash, or no key to open a TOTP secret with (ENCRYPTION_KEY removed): the
+      // attempt was never judged, so it is not held against anyone.
+      if (error instanceof HashOverloadedError || (error instanceof AppError && error.code === 'UNAVAILABLE'))
+        await verdict.attempt.abandoned();
       throw error;
     }
   }

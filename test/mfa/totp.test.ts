@@ -495,5 +495,22 @@ describeEachStore('TOTP second factor', (store) => {
         await t.close();
       }
     });
+
+    test('ISSUE 14: with the key gone, a TOTP code answers 503 (not counted) and a recovery code still signs in', async () => {
+      const u = await withTotp(apps.b);
+      const t = await startApp(store, 'b', { throttle }, { clock: () => clock.now });
+      try {
+        tick();
+        const address = freshAddress();
+        const body = { email: u.email, password: u.password, code: totpAt(u.secret, clock.now) };
+        for (let i = 0; i < throttle.perAccountAddress + 1; i++) {
+          assert.equal((await signinWith(t, body, address)).statusCode, 503);
+        }
+        const recovery = { ...body, code: u.recoveryCodes[1] };
+        assert.equal((await signinWith(t, recovery, address)).statusCode, 200);
+      } finally {
+        await t.close();
+      }
+    });
   }
 });

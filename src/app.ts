@@ -8,6 +8,7 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
 import { healthRoutes } from './health/routes.ts';
+import { mfaRoutes } from './mfa/routes.ts';
 import { pagesRoutes } from './pages/routes.ts';
 import { passkeyRoutes } from './passkeys/routes.ts';
 import { accessLogPlugin } from './plugins/access-log.ts';
@@ -62,6 +63,9 @@ const REDACT = [
   'password_hash',
   'token',
   'body.password',
+  'secret',
+  'body.code',
+  'recoveryCodes',
   'err.rawPacket',
 ];
 
@@ -152,13 +156,18 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       credentials: true,
       methods: ['GET', 'POST', 'PUT', 'DELETE'],
       allowedHeaders: ['content-type', 'authorization'],
-      exposedHeaders: ['location', 'link', 'x-total-count', 'retry-after'],
+      exposedHeaders: ['location', 'link', 'x-total-count', 'retry-after', 'usher-second-factor'],
       maxAge: 600,
     });
   }
 
   const profile = wireProfile(config.profile);
   const services = createServices(config, database, options.clock);
+  if (!config.encryptionKey && database.dialect === 'postgres') {
+    app.log.warn(
+      'ENCRYPTION_KEY is not set: two-step sign-in (TOTP) cannot be set up on PostgreSQL (503) until it is',
+    );
+  }
   const metrics = createMetrics(database, () => services.mail.waiting());
   services.hasher.onHash = metrics.hashSeconds;
   services.mail.onOutcome = metrics.mail;
@@ -176,6 +185,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(authRoutes, { auth: services.auth, guard, profile, metrics });
   await app.register(sessionsRoutes, { sessions: services.sessions, guard });
   await app.register(passkeyRoutes, { passkeys: services.passkeys, guard, profile, metrics });
+  await app.register(mfaRoutes, { totp: services.totp });
   await app.register(recoveryRoutes, { recovery: services.recovery });
   await app.register(catalogRoutes, { catalog: services.catalog });
   if (profile.serves.restProbe) await app.register(restRoutes);

@@ -94,6 +94,11 @@ export interface Config {
   requireVerifiedEmail: boolean;
   /** Who may read GET /api/users/{id} and GET /api/users. */
   userLookup: UserLookup;
+  /**
+   * ENCRYPTION_KEY: the AES-256-GCM key TOTP secrets are sealed with. Unset: on SQLite a key file
+   * next to the database (mfa/keys.ts); on PostgreSQL TOTP set-up is unavailable.
+   */
+  encryptionKey: Buffer | undefined;
 }
 
 /** OWASP Password Storage Cheat Sheet minimum for argon2id; production settings may not go below it. */
@@ -224,6 +229,20 @@ function threadpool(env: Env, hashes: number): Config['threadpool'] {
   };
 }
 
+function encryptionKey(env: Env): Buffer | undefined {
+  const raw = env.ENCRYPTION_KEY;
+  if (raw === undefined || raw === '') return undefined;
+  // Strict base64 of exactly 32 bytes: Buffer.from would silently skip stray characters.
+  const key = /^[A-Za-z0-9+/]{43}=$/.test(raw.trim()) ? Buffer.from(raw.trim(), 'base64') : undefined;
+  if (key?.length !== 32) {
+    throw new ConfigError(
+      'ENCRYPTION_KEY',
+      'expected 32 random bytes in base64 (44 characters), e.g. the output of `openssl rand -base64 32`',
+    );
+  }
+  return key;
+}
+
 /** Reads and validates every setting; throws ConfigError naming the first bad one. */
 export function loadConfig(env: Env = process.env): Config {
   const hashes = integer(env, 'HASH_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64);
@@ -299,5 +318,6 @@ export function loadConfig(env: Env = process.env): Config {
     },
     requireVerifiedEmail: flag(env, 'REQUIRE_VERIFIED_EMAIL', false),
     userLookup: oneOf(env, 'USER_LOOKUP', USER_LOOKUPS, 'public'),
+    encryptionKey: encryptionKey(env),
   };
 }

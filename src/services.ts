@@ -15,6 +15,9 @@ import { AccountMail } from './mail/account-mail.ts';
 import { OutboxRepository } from './mail/repository.ts';
 import { MailService } from './mail/service.ts';
 import { createTransport } from './mail/transport.ts';
+import { MfaRepository } from './mfa/repository.ts';
+import { keySource } from './mfa/sealing.ts';
+import { TotpService } from './mfa/service.ts';
 import { PasskeysRepository } from './passkeys/repository.ts';
 import { PasskeyService, relyingParty } from './passkeys/service.ts';
 import { PasswordHasher } from './passwords/hasher.ts';
@@ -36,6 +39,7 @@ export interface Services {
   mail: MailService;
   recovery: RecoveryService;
   passkeys: PasskeyService;
+  totp: TotpService;
   /** Background clean-up of expired sessions, sign-in attempts, tokens and old mail. */
   housekeeping(): Promise<void>;
   /** Background work: forgot-password asks, then the mail that is due (until `stopping()`). */
@@ -54,6 +58,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
     tokens: new AccountTokensRepository(db),
     outbox: new OutboxRepository(db, { rowLocks }),
     requests: new ResetRequestsRepository(db),
+    mfa: new MfaRepository(db),
   });
   const repos = repositories(database.db);
   const transaction = inTransaction(database.db, repositories);
@@ -88,17 +93,39 @@ export function createServices(config: Config, database: Database, now: Clock = 
     transaction: inTransaction(database.db, (db) => ({
       passkeys: new PasskeysRepository(db),
       sessions: new SessionsRepository(db),
+      tokens: new AccountTokensRepository(db),
+      outbox: new OutboxRepository(db, { rowLocks }),
     })),
+    accountMail,
+    mail,
     relyingParty: relyingParty(config.publicUrl),
     requireVerifiedEmail: config.requireVerifiedEmail,
+    now,
+  });
+  const totp = new TotpService({
+    mfa: repos.mfa,
+    users: repos.users,
+    hasher,
+    attempts: throttle,
+    transaction,
+    accountMail,
+    mail,
+    key: keySource(config.encryptionKey, config.databaseUrl),
     now,
   });
   return {
     hasher,
     users: new UsersService(repos.users, hasher, transaction, accountMail, mail, throttle),
-    auth: new AuthService(repos.users, hasher, throttle, sessions, transaction, {
-      requireVerifiedEmail: config.requireVerifiedEmail,
-    }),
+    auth: new AuthService(
+      repos.users,
+      hasher,
+      throttle,
+      sessions,
+      transaction,
+      { requireVerifiedEmail: config.requireVerifiedEmail },
+      totp,
+    ),
+    totp,
     sessions,
     throttle,
     catalog: new CatalogService(new CatalogRepository(database.db)),

@@ -8,29 +8,32 @@ import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { SessionSchema, sessionBody } from '../sessions/schemas.ts';
 import { AppError } from '../shared/errors.ts';
 import { errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
-import type { AuthService, SigninOutcome } from './service.ts';
+import type { AuthService, SigninMethod, SigninOutcome } from './service.ts';
 
 // Unused fields are ignored (CONTRACT), but a field that is there must be a string: no coercion.
 const credentialFields = {
   email: Type.Optional(Type.String({ description: 'Absent counts as an empty string.' })),
   password: Type.Optional(Type.String({ description: 'Absent counts as an empty string.', writeOnly: true })),
+  code: Type.Optional(
+    Type.String({
+      description:
+        'For accounts with two-step sign-in: a current 6-digit TOTP code or one unused recovery code. ' +
+        'Without a good one, the right password is answered 401 with `Usher-Second-Factor: totp`.',
+      writeOnly: true,
+    }),
+  ),
 };
 const SigninBody = Type.Object(credentialFields, { additionalProperties: true });
-const TokenSigninBody = Type.Object(
-  {
-    ...credentialFields,
-    code: Type.Optional(
-      Type.String({
-        description: 'A second-factor code, for accounts that will have one; not checked yet.',
-        writeOnly: true,
-      }),
-    ),
-  },
-  { additionalProperties: true },
-);
+const TokenSigninBody = SigninBody;
+
+/** Names the factor a sign-in still needs; only sent once the password was right. */
+export const SECOND_FACTOR_HEADER = 'usher-second-factor';
+const SECOND_FACTOR_MESSAGE =
+  'A code is needed: send a current code from your authenticator app, or a recovery code, in `code`.';
 
 /** One message per kind of failure; none of them says whether the email has an account. */
-function signinMessage(statusCode: number): string {
+function signinMessage(statusCode: number, headers: Readonly<Record<string, string>> = {}): string {
+  if (headers[SECOND_FACTOR_HEADER] !== undefined) return SECOND_FACTOR_MESSAGE;
   if (statusCode === 401) return 'Email or password is incorrect.';
   if (statusCode === 429) return 'Too many sign-in attempts; try again later.';
   if (statusCode === 403) return 'Confirm your email address first: follow the link in the mail we sent you.';
@@ -42,6 +45,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The account a sign-in attempt was about, when it has one: for the audit line. */
     signinUserId: bigint | null;
+    /** How a successful sign-in proved itself: for the audit line and the metric. */
+    signinMethod: SigninMethod | null;
   }
 }
 
@@ -58,7 +63,7 @@ export interface AuthRoutesOptions {
   auth: AuthService;
   guard: Authenticator;
   profile: WireProfile;
-  metrics: Pick<Metrics, 'signin'>;
+  metrics: Pick<Metrics, 'signin' | 'signedIn'>;
 }
 
 type Success = Extract<SigninOutcome, { ok: true }>;
@@ -68,16 +73,20 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   { auth, guard, profile, metrics },
 ) => {
   app.decorateRequest('signinUserId', null);
+  app.decorateRequest('signinMethod', null);
 
   // Every attempt on either sign-in route, however it ended (judged, throttled, unreadable, the
   // database down), gets one metric and one audit line here, once it has been answered.
   const audit = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const outcome = outcomeOf(reply.statusCode);
     metrics.signin(outcome);
+    const method = outcome === 'success' ? (request.signinMethod ?? undefined) : undefined;
+    if (method) metrics.signedIn(method);
     request.log.info(
       {
         event: 'signin',
         outcome,
+        method,
         status: reply.statusCode,
         userId: request.signinUserId === null ? undefined : String(request.signinUserId),
         address: request.ip,
@@ -93,17 +102,20 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
    */
   const signIn = async (
     request: FastifyRequest,
-    body: { email?: string | undefined; password?: string | undefined },
+    body: { email?: string | undefined; password?: string | undefined; code?: string | undefined },
   ): Promise<Success> => {
-    const { email = '', password = '' } = body;
+    const { email = '', password = '', code } = body;
     const outcome = await auth.signIn({
       email,
       password,
+      code,
       address: request.ip,
       userAgent: request.headers['user-agent'],
     });
-    if (outcome.ok) request.signinUserId = outcome.user.id;
-    else if (outcome.reason !== 'throttled') request.signinUserId = outcome.userId ?? null;
+    if (outcome.ok) {
+      request.signinUserId = outcome.user.id;
+      request.signinMethod = outcome.method;
+    } else if (outcome.reason !== 'throttled') request.signinUserId = outcome.userId ?? null;
     if (!outcome.ok) {
       if (outcome.reason === 'throttled') {
         throw new AppError('SIGNIN_FAILED', signinMessage(429), 429, {
@@ -111,6 +123,9 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
         });
       }
       if (outcome.reason === 'unverified') throw new AppError('SIGNIN_FAILED', signinMessage(403), 403);
+      if (outcome.reason === 'second-factor') {
+        throw new AppError('SIGNIN_FAILED', SECOND_FACTOR_MESSAGE, 401, { [SECOND_FACTOR_HEADER]: 'totp' });
+      }
       throw new AppError('SIGNIN_FAILED', signinMessage(401));
     }
     return outcome;
@@ -119,12 +134,12 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   // Every failure on /api/signin, whatever raised it, is SIGNIN_FAILED in the profile's shape.
   const renderSigninError: ErrorRenderer = (f) => ({
     statusCode: f.statusCode,
-    body: profile.signinFailure(signinMessage(f.statusCode)),
+    body: profile.signinFailure(signinMessage(f.statusCode, f.headers)),
   });
   // POST /api/sessions is not a documented endpoint: its failures carry a message in both profiles.
   const renderTokenSigninError: ErrorRenderer = (f) => ({
     statusCode: f.statusCode,
-    body: { error: 'SIGNIN_FAILED', message: signinMessage(f.statusCode) },
+    body: { error: 'SIGNIN_FAILED', message: signinMessage(f.statusCode, f.headers) },
   });
 
   app.post(

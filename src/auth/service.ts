@@ -1,4 +1,5 @@
 import type { InTransaction } from '../db/transactions.ts';
+import type { MfaRepositories, SecondFactorCheck, TotpService } from '../mfa/service.ts';
 import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession, SessionService, StartedSession } from '../sessions/service.ts';
@@ -7,8 +8,13 @@ import { EMAIL_MAX } from '../users/rules.ts';
 import { emailKey, type User } from '../users/user.ts';
 import type { Attempt, SigninThrottle } from './throttle.ts';
 
+/** How a sign-in proved itself (the metric's label); passkeys will add theirs. */
+export type SigninMethod = 'password' | 'totp' | 'recovery_code';
+
 export type SigninOutcome =
-  | { ok: true; user: User; started: StartedSession }
+  | { ok: true; user: User; started: StartedSession; method: SigninMethod }
+  /** The right password for an account with TOTP in force, without a good code. */
+  | { ok: false; reason: 'second-factor'; userId: bigint }
   | { ok: false; reason: 'credentials'; userId: bigint | undefined }
   | { ok: false; reason: 'throttled'; retryAfterSeconds: number }
   /** The right password for an account whose email is not verified, with REQUIRE_VERIFIED_EMAIL. */
@@ -17,6 +23,8 @@ export type SigninOutcome =
 export interface SigninRequest {
   email: string;
   password: string;
+  /** A TOTP code or a recovery code, for accounts with TOTP in force. */
+  code?: string | undefined;
   /** The client's address, for the throttle. */
   address: string;
   userAgent?: string | undefined;
@@ -34,10 +42,15 @@ function impossibleCredentials(email: string, key: string, password: string): bo
 }
 
 /** A sign-in's session is written with its check of the user's hash, together. */
-export interface SigninRepositories {
+export interface SigninRepositories extends MfaRepositories {
   users: UsersRepository;
   sessions: SessionsRepository;
 }
+
+/** The second factor as sign-in uses it (mfa/service.ts's TotpService). */
+export type SecondFactor = Pick<TotpService, 'check' | 'use' | 'signedIn'>;
+
+type CodeMatch = Extract<SecondFactorCheck, { kind: 'totp' | 'recovery_code' }>;
 
 export class AuthService {
   readonly #users: UsersRepository;
@@ -46,6 +59,7 @@ export class AuthService {
   readonly #sessions: SessionService;
   readonly #transaction: InTransaction<SigninRepositories>;
   readonly #requireVerifiedEmail: boolean;
+  readonly #secondFactor: SecondFactor;
 
   constructor(
     users: UsersRepository,
@@ -54,7 +68,9 @@ export class AuthService {
     sessions: SessionService,
     transaction: InTransaction<SigninRepositories>,
     options: { requireVerifiedEmail: boolean },
+    secondFactor: SecondFactor,
   ) {
+    this.#secondFactor = secondFactor;
     this.#requireVerifiedEmail = options.requireVerifiedEmail;
     this.#users = users;
     this.#hasher = hasher;
@@ -73,7 +89,7 @@ export class AuthService {
    * one dummy hash, the same work as a wrong password, so neither the answer nor its timing tells
    * whether the account exists. A session starts only if the verified hash is still the user's.
    */
-  async signIn({ email, password, address, userAgent }: SigninRequest): Promise<SigninOutcome> {
+  async signIn({ email, password, code, address, userAgent }: SigninRequest): Promise<SigninOutcome> {
     const key = email.length > EMAIL_MAX * 4 ? '' : emailKey(email);
     if (impossibleCredentials(email, key, password))
       return { ok: false, reason: 'credentials', userId: undefined };
@@ -82,7 +98,7 @@ export class AuthService {
     if (!verdict.allowed)
       return { ok: false, reason: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds };
     try {
-      return await this.#judge(key, password, verdict.attempt, userAgent);
+      return await this.#judge(key, password, code, verdict.attempt, userAgent);
     } catch (error) {
       // Too busy to hash, or the database failed mid-way: the attempt was never judged, so it
       // is not held against anyone (best effort: the database may still be down).
@@ -94,6 +110,7 @@ export class AuthService {
   async #judge(
     key: string,
     password: string,
+    code: string | undefined,
     attempt: Attempt,
     userAgent: string | undefined,
   ): Promise<SigninOutcome> {
@@ -106,35 +123,61 @@ export class AuthService {
       await attempt.succeeded();
       return { ok: false, reason: 'unverified', userId: found.user.id };
     }
+    // The second factor is only looked at once the password is right, so a wrong password is
+    // answered exactly as for any account and never tells that TOTP is on.
+    let match: CodeMatch | undefined;
+    if (found && verified) {
+      const factor = await this.#secondFactor.check(found.user.id, code);
+      if (factor.kind === 'missing') {
+        // Not a guess: the first step of a two-step sign-in. Neither counted nor forgiven (a
+        // success would clear the account's failed codes).
+        await attempt.abandoned();
+        return { ok: false, reason: 'second-factor', userId: found.user.id };
+      }
+      if (factor.kind === 'wrong') {
+        await attempt.failed();
+        return { ok: false, reason: 'second-factor', userId: found.user.id };
+      }
+      if (factor.kind !== 'none') match = factor;
+    }
     // The hash was read before this request waited for a hashing slot: the password may have
     // changed, or the account gone, since. The session is only created against the same hash.
     const started =
-      found && verified ? await this.#startIfHash(found.user.id, found.passwordHash, userAgent) : undefined;
+      found && verified
+        ? await this.#startIfHash(found.user, found.passwordHash, userAgent, match)
+        : undefined;
+    if (started === 'code-spent') {
+      await attempt.failed();
+      return { ok: false, reason: 'second-factor', userId: found!.user.id };
+    }
     if (!found || started === undefined) {
       await attempt.failed();
       return { ok: false, reason: 'credentials', userId: found?.user.id };
     }
     await attempt.succeeded();
+    if (match) this.#secondFactor.signedIn(match.kind);
     if (this.#hasher.needsRehash(found.passwordHash))
       await this.#rehash(found.user.id, found.passwordHash, password);
-    return { ok: true, user: found.user, started };
+    return { ok: true, user: found.user, started, method: match?.kind ?? 'password' };
   }
 
   /**
    * The session, created only if `passwordHash` is still the user's, in the same transaction as
    * that check (which share-locks the row on PostgreSQL): a password change either committed
-   * first, and no session starts, or waits and then ends this one.
+   * first, and no session starts, or waits and then ends this one. A second-factor code is spent
+   * in the same transaction, so a code is used up exactly when it grants a session.
    */
   #startIfHash(
-    userId: bigint,
+    user: User,
     passwordHash: string,
     userAgent: string | undefined,
-  ): Promise<StartedSession | undefined> {
-    return this.#transaction(async ({ users, sessions }) =>
-      (await users.hasPasswordHash(userId, passwordHash))
-        ? this.#sessions.start(userId, { repository: sessions, userAgent })
-        : undefined,
-    );
+    match: CodeMatch | undefined,
+  ): Promise<StartedSession | 'code-spent' | undefined> {
+    return this.#transaction(async (repos) => {
+      if (!(await repos.users.hasPasswordHash(user.id, passwordHash))) return undefined;
+      if (match && !(await this.#secondFactor.use(repos, user, match))) return 'code-spent';
+      return this.#sessions.start(user.id, { repository: repos.sessions, userAgent });
+    });
   }
 
   /** The user a session belongs to, as read with the session: no second query. */

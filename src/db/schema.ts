@@ -20,6 +20,7 @@ export const TIMESTAMP_COLUMNS: ReadonlySet<string> = new Set([
   'email_verified_at',
   'sent_at',
   'last_used_at',
+  'confirmed_at',
 ]);
 /** A nullable timestamp. */
 type MaybeTimestamp = ColumnType<Date | null, string | null | undefined, string | null>;
@@ -162,7 +163,26 @@ export interface WebauthnChallengesTable {
   expires_at: EpochMs;
 }
 
+export interface TotpFactorsTable {
+  user_id: Int8;
+  /** The base32 secret, sealed with AES-256-GCM under ENCRYPTION_KEY (mfa/sealing.ts). */
+  secret_sealed: string;
+  created_at: Timestamp;
+  /** Null while the set-up waits for its first code: not in force. */
+  confirmed_at: MaybeTimestamp;
+  /** RFC 6238 time step of the last code accepted; a code of this step or earlier is refused. */
+  last_step: ColumnType<bigint | null, number | null | undefined, number | null>;
+}
+
+export interface RecoveryCodesTable {
+  user_id: Int8;
+  /** SHA-256 (hex) of the normalised code; the code itself is only ever shown once. */
+  code_hash: string;
+}
+
 export interface Tables {
+  totp_factors: TotpFactorsTable;
+  recovery_codes: RecoveryCodesTable;
   users: UsersTable;
   user_counts: UserCountsTable;
   sessions: SessionsTable;

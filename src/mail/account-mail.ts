@@ -7,8 +7,12 @@ import type { OutboxRepository } from './repository.ts';
 import type { MailService } from './service.ts';
 import {
   emailChangedMessage,
+  passkeyAddedMessage,
   passwordChangedMessage,
   passwordResetMessage,
+  recoveryCodeUsedMessage,
+  totpDisabledMessage,
+  totpEnabledMessage,
   verifyEmailMessage,
 } from './templates.ts';
 
@@ -55,6 +59,10 @@ export class AccountMail {
     await this.#mail.queue(repos.outbox, passwordResetMessage(user.email, user.name, url, ttl));
   }
 
+  async passkeyAdded(repos: AccountMailRepositories, user: Addressee, passkeyName: string): Promise<void> {
+    await this.#mail.queue(repos.outbox, passkeyAddedMessage(user.email, user.name, passkeyName));
+  }
+
   async passwordChanged(repos: AccountMailRepositories, user: Addressee): Promise<void> {
     await this.#mail.queue(repos.outbox, passwordChangedMessage(user.email, user.name));
   }
@@ -62,6 +70,23 @@ export class AccountMail {
   /** To the address the account had before, so its owner learns of a change they did not make. */
   async emailChanged(repos: AccountMailRepositories, user: Addressee, oldEmail: string): Promise<void> {
     await this.#mail.queue(repos.outbox, emailChangedMessage(oldEmail, user.name, user.email));
+  }
+
+  async totpEnabled(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
+    await this.#mail.queue(repos.outbox, totpEnabledMessage(user.email, user.name));
+  }
+
+  async totpDisabled(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
+    await this.#mail.queue(repos.outbox, totpDisabledMessage(user.email, user.name));
+  }
+
+  /** `left`: the unused codes after this one. */
+  async recoveryCodeUsed(
+    repos: Pick<AccountMailRepositories, 'outbox'>,
+    user: Addressee,
+    left: number,
+  ): Promise<void> {
+    await this.#mail.queue(repos.outbox, recoveryCodeUsedMessage(user.email, user.name, left));
   }
 
   async #link(

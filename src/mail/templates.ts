@@ -96,6 +96,19 @@ export function verifyEmailMessage(to: string, name: string, url: string, ttlMs:
   });
 }
 
+export function passkeyAddedMessage(to: string, name: string, passkeyName: string): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'A passkey was added to your account',
+    greeting: hello(name),
+    paragraphs: [
+      `A passkey named "${passkeyName}" was just added to your account; it can sign in without your password.`,
+      'If this was not you, remove it from your account page now, and reset your password.',
+    ],
+    closing: CLOSING,
+  });
+}
+
 export function passwordChangedMessage(to: string, name: string): OutgoingMessage {
   return compose({
     to,
@@ -126,6 +139,50 @@ export function testMessage(to: string): OutgoingMessage {
     subject: 'Test message from Usher',
     greeting: 'Hello,',
     paragraphs: ['This is a test message from Usher: mail delivery works.'],
+    closing: CLOSING,
+  });
+}
+
+const NOT_YOU_FACTOR =
+  'If this was not you, someone has your password: reset it now with "Forgot password" and sign out your other sessions.';
+
+export function totpEnabledMessage(to: string, name: string): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'Two-step sign-in was turned on',
+    greeting: hello(name),
+    paragraphs: [
+      'Signing in to your account now needs a code from your authenticator app as well as your password.',
+      'Keep your recovery codes somewhere safe: each one signs you in once if you lose the app.',
+      NOT_YOU_FACTOR,
+    ],
+    closing: CLOSING,
+  });
+}
+
+export function totpDisabledMessage(to: string, name: string): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'Two-step sign-in was turned off',
+    greeting: hello(name),
+    paragraphs: [
+      'Signing in to your account now needs only your password; your recovery codes no longer work.',
+      NOT_YOU_FACTOR,
+    ],
+    closing: CLOSING,
+  });
+}
+
+export function recoveryCodeUsedMessage(to: string, name: string, left: number): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'A recovery code was used to sign in',
+    greeting: hello(name),
+    paragraphs: [
+      'Someone just signed in to your account with your password and one of your recovery codes.',
+      `That code will not work again; ${left} unused recovery code${left === 1 ? '' : 's'} left. To get new ones, turn two-step sign-in off and on again.`,
+      NOT_YOU_FACTOR,
+    ],
     closing: CLOSING,
   });
 }

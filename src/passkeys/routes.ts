@@ -150,7 +150,10 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
       },
       config: { auth: 'session', noStore: true },
     },
-    async (request) => passkeys.registrationOptions(toUser(currentSession(request).owner)),
+    async (request) => {
+      const session = currentSession(request);
+      return passkeys.registrationOptions(toUser(session.owner), session.createdAt);
+    },
   );
 
   app.post(
@@ -171,7 +174,8 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
       const name = request.body.name === undefined ? undefined : checkName(request.body.name);
       try {
         const created = await passkeys.register(
-          session.userId,
+          toUser(session.owner),
+          session.createdAt,
           request.body.credential as unknown as RegistrationResponseJSON,
           name,
         );

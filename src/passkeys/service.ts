@@ -10,8 +10,11 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import type { InTransaction } from '../db/transactions.ts';
+import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
+import type { MailService } from '../mail/service.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { Clock, SessionService, StartedSession } from '../sessions/service.ts';
+import { AppError } from '../shared/errors.ts';
 import type { UsersRepository } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
 import { CredentialTakenError, type PasskeysRepository, type PasskeyView } from './repository.ts';
@@ -46,10 +49,16 @@ export type PasskeySigninOutcome =
 /** Why a registration was refused, for the 400's message. */
 export class RegistrationRefused extends Error {}
 
-export interface PasskeyTransactionRepositories {
+export interface PasskeyTransactionRepositories extends AccountMailRepositories {
   passkeys: PasskeysRepository;
   sessions: SessionsRepository;
 }
+
+/**
+ * Adding a passkey needs a sign-in this recent: a passkey outlives sessions and password resets,
+ * so a borrowed device or a stolen, older token must not be enough to plant one.
+ */
+export const FRESH_SIGNIN_MS = 10 * 60 * 1000;
 
 /**
  * The WebAuthn user handle of a user: their id as decimal text. Not personal data, and the same
@@ -86,8 +95,12 @@ export class PasskeyService {
   readonly #rp: RelyingParty;
   readonly #requireVerifiedEmail: boolean;
   readonly #now: Clock;
+  readonly #accountMail: AccountMail;
+  readonly #mail: Pick<MailService, 'wake'>;
 
   constructor(options: {
+    accountMail: AccountMail;
+    mail: Pick<MailService, 'wake'>;
     passkeys: PasskeysRepository;
     users: UsersRepository;
     sessions: SessionService;
@@ -103,6 +116,17 @@ export class PasskeyService {
     this.#rp = options.relyingParty;
     this.#requireVerifiedEmail = options.requireVerifiedEmail;
     this.#now = options.now;
+    this.#accountMail = options.accountMail;
+    this.#mail = options.mail;
+  }
+
+  #requireFreshSignin(signedInAt: Date): void {
+    if (this.#now() - signedInAt.getTime() > FRESH_SIGNIN_MS) {
+      throw new AppError(
+        'FORBIDDEN',
+        'Adding a passkey needs a recent sign-in: sign in again, then add it within 10 minutes.',
+      );
+    }
   }
 
   get relyingParty(): RelyingParty {
@@ -110,7 +134,8 @@ export class PasskeyService {
   }
 
   /** Creation options for a new passkey of `user`, leaving out the ones they have. */
-  async registrationOptions(user: User): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  async registrationOptions(user: User, signedInAt: Date): Promise<PublicKeyCredentialCreationOptionsJSON> {
+    this.#requireFreshSignin(signedInAt);
     const existing = await this.#passkeys.credentialsOf(user.id);
     const options = await generateRegistrationOptions({
       rpName: RP_NAME,
@@ -141,10 +166,13 @@ export class PasskeyService {
   /** Verifies the browser's new credential against a challenge issued to this user, and keeps it. */
   /** `name`: already checked (users' name rules); a default when absent. */
   async register(
-    userId: bigint,
+    user: User,
+    signedInAt: Date,
     credential: RegistrationResponseJSON,
     name: string | undefined,
   ): Promise<PasskeyView> {
+    this.#requireFreshSignin(signedInAt);
+    const userId = user.id;
     const challenge = clientChallenge(credential);
     // Spent before verifying, so a refused attempt cannot be retried with the same challenge.
     if (!challenge || !(await this.#passkeys.consumeChallenge(challenge, 'register', userId, this.#now())))
@@ -171,20 +199,26 @@ export class PasskeyService {
       lastUsedAt: null,
     };
     try {
-      await this.#passkeys.insert({
-        id: view.id,
-        credentialId: made.id,
-        userId,
-        name: view.name,
-        publicKey: made.publicKey,
-        counter: made.counter,
-        transports: made.transports ?? credential.response.transports ?? [],
-        createdAt: view.createdAt,
+      // The passkey and the notice to the account's address commit together: its owner learns of
+      // every passkey added, whoever added it.
+      await this.#transaction(async (repos) => {
+        await repos.passkeys.insert({
+          id: view.id,
+          credentialId: made.id,
+          userId,
+          name: view.name,
+          publicKey: made.publicKey,
+          counter: made.counter,
+          transports: made.transports ?? credential.response.transports ?? [],
+          createdAt: view.createdAt,
+        });
+        await this.#accountMail.passkeyAdded(repos, user, view.name);
       });
     } catch (error) {
       if (error instanceof CredentialTakenError) throw new RegistrationRefused('it is already registered');
       throw error;
     }
+    this.#mail.wake();
     return view;
   }
 

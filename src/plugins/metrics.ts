@@ -16,9 +16,14 @@ export type SigninOutcomeLabel =
   | 'invalid'
   | 'unavailable';
 
+/** How a successful sign-in proved itself; `passkey` is kept for passkey sign-in. */
+export type SigninMethodLabel = 'password' | 'totp' | 'recovery_code' | 'passkey';
+
 export interface Metrics {
   readonly registry: Registry;
   signin(outcome: SigninOutcomeLabel): void;
+  /** A successful sign-in, by what it was proven with. */
+  signedIn(method: SigninMethodLabel): void;
   hashSeconds(seconds: number): void;
   mail(outcome: MailOutcome): void;
 }
@@ -32,6 +37,12 @@ export function createMetrics(database: Database, mailWaiting: () => Promise<num
     name: 'usher_signin_attempts_total',
     help: 'Sign-in attempts by outcome.',
     labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const signinMethods = new Counter({
+    name: 'usher_signins_total',
+    help: 'Successful sign-ins by method: password alone, password and TOTP code, password and recovery code.',
+    labelNames: ['method'],
     registers: [registry],
   });
   const hashes = new Histogram({
@@ -75,6 +86,7 @@ export function createMetrics(database: Database, mailWaiting: () => Promise<num
   return {
     registry,
     signin: (outcome) => signins.inc({ outcome }),
+    signedIn: (method) => signinMethods.inc({ method }),
     hashSeconds: (seconds) => hashes.observe(seconds),
     mail: (outcome) => mails.inc({ outcome }),
   };

@@ -31,6 +31,10 @@ export const ERROR_CODES = {
     when: "The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.",
   },
   EMAIL_TAKEN: { status: 409, when: 'Another user already has that email, in any letter case.' },
+  TOTP_ALREADY_ON: {
+    status: 409,
+    when: 'Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again.',
+  },
   INVALID_TOKEN: {
     status: 400,
     when: 'The password-reset or email-verification token is unknown, already used, or expired.',

@@ -1,13 +1,14 @@
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
-import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
+import type { PasswordHasher } from '../passwords/hasher.ts';
 import { checkPassword } from '../passwords/policy.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
+import { confirmPresentPassword, type PasswordAttempts } from './reauth.ts';
 import { type Credentials, EmailTakenError, type UsersRepository } from './repository.ts';
 import { checkEmail, checkName } from './rules.ts';
 import { emailKey, type User, type UserSortKey } from './user.ts';
@@ -26,22 +27,7 @@ export interface UserUpdate {
   currentPassword?: string | undefined;
 }
 
-/**
- * The sign-in throttle as re-authentication uses it. Declared here, and met by auth/throttle.ts's
- * SigninThrottle, so users/ does not depend on auth/ (which depends on users/).
- */
-export interface PasswordAttempts {
-  begin(
-    accountKey: string,
-    address: string,
-  ): Promise<
-    | {
-        allowed: true;
-        attempt: { failed(): Promise<void>; succeeded(): Promise<void>; abandoned(): Promise<void> };
-      }
-    | { allowed: false; retryAfterSeconds: number }
-  >;
-}
+export type { PasswordAttempts } from './reauth.ts';
 
 export const userNotFound = () => new AppError('USER_NOT_FOUND', 'No user has that id.');
 const forbidden = () => new AppError('FORBIDDEN', 'A user may change or delete only their own account.');
@@ -160,38 +146,15 @@ export class UsersService {
     throw userNotFound();
   }
 
-  /**
-   * Checks the present password the way a sign-in would: through that account's sign-in throttle
-   * (keyed on its email and the client's address), so guessing it here costs what guessing at
-   * /api/signin does, and a wrong one counts there too. A missing one is not an attempt.
-   */
-  async #confirmPassword(current: Credentials, password: string | undefined, address: string): Promise<void> {
-    if (password === undefined)
-      throw invalid('currentPassword', 'is required to change the email or the password');
-    const verdict = await this.#attempts.begin(emailKey(current.user.email), address);
-    if (!verdict.allowed) {
-      throw new AppError(
-        'SIGNIN_FAILED',
-        'currentPassword: too many wrong passwords for this account; try again later',
-        429,
-        { 'retry-after': String(verdict.retryAfterSeconds) },
-      );
-    }
-    let right: boolean;
-    try {
-      // Longer than any password can be: wrong without hashing it (NFKC could grow it 18-fold).
-      right =
-        password.length <= PASSWORD_INPUT_MAX && (await this.#hasher.verify(password, current.passwordHash));
-    } catch (error) {
-      // Too busy to hash: never judged, so not held against the account.
-      if (error instanceof HashOverloadedError) await verdict.attempt.abandoned();
-      throw error;
-    }
-    if (!right) {
-      await verdict.attempt.failed();
-      throw wrongCurrentPassword();
-    }
-    await verdict.attempt.succeeded();
+  #confirmPassword(current: Credentials, password: string | undefined, address: string): Promise<void> {
+    return confirmPresentPassword(
+      { attempts: this.#attempts, hasher: this.#hasher },
+      current,
+      password,
+      address,
+      'currentPassword',
+      'is required to change the email or the password',
+    );
   }
 
   /** DELETE /api/users/{id}: only oneself; sessions, products and reviews go too. */

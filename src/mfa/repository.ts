@@ -1,0 +1,112 @@
+import type { Kysely } from 'kysely';
+import type { Tables } from '../db/schema.ts';
+
+export interface TotpFactor {
+  userId: bigint;
+  sealedSecret: string;
+  confirmed: boolean;
+  lastStep: bigint | null;
+}
+
+export class MfaRepository {
+  readonly #db: Kysely<Tables>;
+  constructor(db: Kysely<Tables>) {
+    this.#db = db;
+  }
+
+  async find(userId: bigint): Promise<TotpFactor | undefined> {
+    const row = await this.#db
+      .selectFrom('totp_factors')
+      .select(['user_id', 'secret_sealed', 'confirmed_at', 'last_step'])
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    return row
+      ? {
+          userId: row.user_id,
+          sealedSecret: row.secret_sealed,
+          confirmed: row.confirmed_at !== null,
+          lastStep: row.last_step === null ? null : BigInt(row.last_step),
+        }
+      : undefined;
+  }
+
+  /** A new pending set-up, replacing a pending one; never one in force. False when one is in force. */
+  async savePending(userId: bigint, sealedSecret: string, now: Date): Promise<boolean> {
+    const result = await this.#db
+      .insertInto('totp_factors')
+      .values({ user_id: userId, secret_sealed: sealedSecret, created_at: now.toISOString() })
+      .onConflict((oc) =>
+        oc
+          .column('user_id')
+          .doUpdateSet({ secret_sealed: sealedSecret, created_at: now.toISOString(), last_step: null })
+          .where('totp_factors.confirmed_at', 'is', null),
+      )
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+  }
+
+  /** Puts the pending set-up with this very secret in force, its confirming code's step used up. */
+  async confirm(userId: bigint, sealedSecret: string, step: number, now: Date): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('totp_factors')
+      .set({ confirmed_at: now.toISOString(), last_step: step })
+      .where('user_id', '=', userId)
+      .where('secret_sealed', '=', sealedSecret)
+      .where('confirmed_at', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /**
+   * Uses up time step `step` for the user's factor in force: false when that step or a later one
+   * was already used. One conditional update, so two instances cannot both accept a code.
+   */
+  async useStep(userId: bigint, step: number): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('totp_factors')
+      .set({ last_step: step })
+      .where('user_id', '=', userId)
+      .where('confirmed_at', 'is not', null)
+      .where((eb) => eb.or([eb('last_step', 'is', null), eb('last_step', '<', BigInt(step))]))
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Whatever factor the user has, pending or in force, and their recovery codes. True when one was in force. */
+  async remove(userId: bigint): Promise<boolean> {
+    await this.#db.deleteFrom('recovery_codes').where('user_id', '=', userId).execute();
+    const removed = await this.#db
+      .deleteFrom('totp_factors')
+      .where('user_id', '=', userId)
+      .returning('confirmed_at')
+      .executeTakeFirst();
+    return removed !== undefined && removed.confirmed_at !== null;
+  }
+
+  async replaceRecoveryCodes(userId: bigint, codeHashes: readonly string[]): Promise<void> {
+    await this.#db.deleteFrom('recovery_codes').where('user_id', '=', userId).execute();
+    await this.#db
+      .insertInto('recovery_codes')
+      .values(codeHashes.map((code_hash) => ({ user_id: userId, code_hash })))
+      .execute();
+  }
+
+  /** Deletes the code if the user has it: true exactly once per code, whoever asks at the same time. */
+  async useRecoveryCode(userId: bigint, codeHash: string): Promise<boolean> {
+    const result = await this.#db
+      .deleteFrom('recovery_codes')
+      .where('user_id', '=', userId)
+      .where('code_hash', '=', codeHash)
+      .executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
+  async recoveryCodesLeft(userId: bigint): Promise<number> {
+    const row = await this.#db
+      .selectFrom('recovery_codes')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+}

@@ -1,14 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ErrorRenderer } from '../plugins/errors.ts';
-import type { Metrics, SigninOutcomeLabel } from '../plugins/metrics.ts';
+import type { Metrics } from '../plugins/metrics.ts';
 import type { WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { SessionSchema, sessionBody } from '../sessions/schemas.ts';
 import { AppError } from '../shared/errors.ts';
 import { errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
-import type { AuthService, SigninMethod, SigninOutcome } from './service.ts';
+import { signinAudit } from './audit.ts';
+import type { AuthService, SigninOutcome } from './service.ts';
 
 // Unused fields are ignored (CONTRACT), but a field that is there must be a string: no coercion.
 const credentialFields = {
@@ -41,24 +42,6 @@ function signinMessage(statusCode: number, headers: Readonly<Record<string, stri
   return 'The request body must be a JSON object with string fields email and password.';
 }
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The account a sign-in attempt was about, when it has one: for the audit line. */
-    signinUserId: bigint | null;
-    /** How a successful sign-in proved itself: for the audit line and the metric. */
-    signinMethod: SigninMethod | null;
-  }
-}
-
-/** The audit label of a sign-in attempt, from how it was answered. */
-function outcomeOf(statusCode: number): SigninOutcomeLabel {
-  if (statusCode === 200 || statusCode === 201) return 'success';
-  if (statusCode === 401) return 'failure';
-  if (statusCode === 429) return 'throttled';
-  if (statusCode === 403) return 'unverified';
-  return statusCode >= 500 ? 'unavailable' : 'invalid';
-}
-
 export interface AuthRoutesOptions {
   auth: AuthService;
   guard: Authenticator;
@@ -75,26 +58,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   app.decorateRequest('signinUserId', null);
   app.decorateRequest('signinMethod', null);
 
-  // Every attempt on either sign-in route, however it ended (judged, throttled, unreadable, the
-  // database down), gets one metric and one audit line here, once it has been answered.
-  const audit = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    const outcome = outcomeOf(reply.statusCode);
-    metrics.signin(outcome);
-    const method = outcome === 'success' ? (request.signinMethod ?? undefined) : undefined;
-    if (method) metrics.signedIn(method);
-    request.log.info(
-      {
-        event: 'signin',
-        outcome,
-        method,
-        status: reply.statusCode,
-        userId: request.signinUserId === null ? undefined : String(request.signinUserId),
-        address: request.ip,
-      },
-      'sign-in attempt',
-    );
-    done();
-  };
+  const audit = signinAudit(metrics);
 
   /**
    * The one sign-in both routes make: the same checks, throttle and session, whatever the route

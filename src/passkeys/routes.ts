@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { signinAudit } from '../auth/audit.ts';
 import type { ErrorRenderer } from '../plugins/errors.ts';
-import type { Metrics, SigninOutcomeLabel } from '../plugins/metrics.ts';
+import type { Metrics } from '../plugins/metrics.ts';
 import type { WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { AppError } from '../shared/errors.ts';
@@ -17,7 +17,7 @@ export interface PasskeyRoutesOptions {
   passkeys: PasskeyService;
   guard: Authenticator;
   profile: WireProfile;
-  metrics: Pick<Metrics, 'signin'>;
+  metrics: Pick<Metrics, 'signin' | 'signedIn'>;
 }
 
 const PASSKEY_ID = /^[0-9a-f]{32}$/;
@@ -81,15 +81,6 @@ const view = (p: { id: string; name: string; createdAt: Date }) => ({
   createdAt: p.createdAt.toISOString(),
 });
 
-/** Same label rule as the password sign-in's audit hook (src/auth/routes.ts). */
-function outcomeOf(statusCode: number): SigninOutcomeLabel {
-  if (statusCode === 200) return 'success';
-  if (statusCode === 401) return 'failure';
-  if (statusCode === 429) return 'throttled';
-  if (statusCode === 403) return 'unverified';
-  return statusCode >= 500 ? 'unavailable' : 'invalid';
-}
-
 function signinMessage(statusCode: number): string {
   if (statusCode === 401) return 'The passkey could not be verified; ask for new options and try again.';
   if (statusCode === 403) return 'Confirm your email address first: follow the link in the mail we sent you.';
@@ -99,37 +90,14 @@ function signinMessage(statusCode: number): string {
 
 const passkeyNotFound = () => new AppError('NOT_FOUND', 'You have no passkey with that id.');
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The account a passkey sign-in was about, when known: for the audit line. */
-    passkeyUserId: bigint | null;
-  }
-}
-
 export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = async (
   app,
   { passkeys, guard, profile, metrics },
 ) => {
-  app.decorateRequest('passkeyUserId', null);
+  app.decorateRequest('signinUserId', null);
+  app.decorateRequest('signinMethod', null);
 
-  // The password sign-in's audit hook is a closure inside src/auth/routes.ts; this one writes the
-  // same metric and the same line (plus method: passkey) rather than restructuring that file.
-  const audit = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    const outcome = outcomeOf(reply.statusCode);
-    metrics.signin(outcome);
-    request.log.info(
-      {
-        event: 'signin',
-        method: 'passkey',
-        outcome,
-        status: reply.statusCode,
-        userId: request.passkeyUserId === null ? undefined : String(request.passkeyUserId),
-        address: request.ip,
-      },
-      'sign-in attempt',
-    );
-    done();
-  };
+  const audit = signinAudit(metrics);
 
   const renderSigninError: ErrorRenderer = (f) => ({
     statusCode: f.statusCode,
@@ -262,7 +230,8 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
         credential as unknown as AuthenticationResponseJSON,
         request.headers['user-agent'],
       );
-      request.passkeyUserId = outcome.ok ? outcome.user.id : (outcome.userId ?? null);
+      request.signinUserId = outcome.ok ? outcome.user.id : (outcome.userId ?? null);
+      if (outcome.ok) request.signinMethod = 'passkey';
       if (!outcome.ok) {
         if (outcome.reason === 'unverified') throw new AppError('SIGNIN_FAILED', signinMessage(403), 403);
         throw new AppError('SIGNIN_FAILED', signinMessage(401), 401);

@@ -2,7 +2,9 @@
 // sign-in, and is announced by mail to the account's address, so a stolen older token or a
 // borrowed device cannot quietly plant one.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { Secret, TOTP } from 'otpauth';
 import { asUser, register, signIn, startApp, type TestApp } from '../helpers/app.ts';
 import { mailTo, waitForMails } from '../helpers/mail.ts';
 import { SoftAuthenticator } from '../helpers/passkey.ts';
@@ -21,7 +23,8 @@ describeEachStore('Adding a passkey', (store) => {
     t = await startApp(
       store,
       'b',
-      { publicUrl: PUBLIC_URL, mail: mailTo(smtp.url) },
+      // PostgreSQL needs ENCRYPTION_KEY for TOTP (SQLite keeps a key file beside the database).
+      { publicUrl: PUBLIC_URL, mail: mailTo(smtp.url), encryptionKey: randomBytes(32) },
       { clock: () => Date.now() + offset },
     );
   });
@@ -67,5 +70,34 @@ describeEachStore('Adding a passkey', (store) => {
     assert.equal(added.statusCode, 201, added.body);
     const [notice] = await waitForMails(smtp, user.email, /passkey was added/i);
     assert.match(notice!.text, /"Work laptop"/);
+  });
+
+  test('ISSUE 14: a passkey signs in without a TOTP code even when TOTP is on, and counts as method passkey', async () => {
+    const user = await register(t);
+    const me = asUser(t, await signIn(t, user));
+    const setup = await me.post('/api/mfa/totp', { password: user.password });
+    assert.equal(setup.statusCode, 200, setup.body);
+    const code = new TOTP({ secret: Secret.fromBase32(setup.json().secret) }).generate({
+      timestamp: Date.now() + offset,
+    });
+    assert.equal((await me.post('/api/mfa/totp/confirm', { code })).statusCode, 200);
+    const withoutCode = await t.post('/api/signin', { email: user.email, password: user.password });
+    assert.equal(withoutCode.statusCode, 401);
+    assert.equal(withoutCode.headers['usher-second-factor'], 'totp');
+
+    const authenticator = new SoftAuthenticator(PUBLIC_URL);
+    const options = await me.post('/api/passkeys/register/options', {});
+    const added = await me.post('/api/passkeys/register', {
+      credential: authenticator.create(options.json()),
+    });
+    assert.equal(added.statusCode, 201, added.body);
+    const passkeyMetric = async () =>
+      Number(/usher_signins_total\{method="passkey"\} (\d+)/.exec((await t.get('/metrics')).body)?.[1] ?? 0);
+    const before = await passkeyMetric();
+    const request = await t.post('/api/signin/passkey/options', {});
+    const res = await t.post('/api/signin/passkey', { credential: authenticator.get(request.json()) });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().user.email, user.email);
+    assert.equal(await passkeyMetric(), before + 1);
   });
 });

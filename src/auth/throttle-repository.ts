@@ -74,17 +74,8 @@ export class SigninAttemptsRepository {
    * When the `nth` newest attempt in `scope` since `since` began (undefined when there are fewer):
    * the count drops below `nth` one window after it.
    */
-  async nthNewest(
-    scope: AttemptScope,
-    since: number,
-    nth: number,
-    exceptId: bigint,
-  ): Promise<number | undefined> {
-    let query = this.#db
-      .selectFrom('signin_attempts')
-      .select('at')
-      .where('at', '>', BigInt(since))
-      .where('id', '!=', exceptId);
+  async nthNewest(scope: AttemptScope, since: number, nth: number): Promise<number | undefined> {
+    let query = this.#db.selectFrom('signin_attempts').select('at').where('at', '>', BigInt(since));
     if ('accountDigest' in scope) query = query.where('account_digest', '=', scope.accountDigest);
     if (scope.address !== undefined) query = query.where('address', '=', scope.address);
     const row = await query

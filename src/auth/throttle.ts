@@ -1,5 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { SigninAttemptsRepository } from './throttle-repository.ts';
+import type { AttemptCounts, AttemptScope, SigninAttemptsRepository } from './throttle-repository.ts';
+
+interface LimitsHit {
+  over: Array<{ scope: AttemptScope; limit: number }>;
+}
 
 export interface ThrottlePolicy {
   windowMs: number;
@@ -59,33 +63,58 @@ export class SigninThrottle {
   }
 
   async begin(accountKey: string, address: string): Promise<ThrottleVerdict> {
-    const policy = this.#policy;
     const now = this.#now();
-    const since = now - policy.windowMs;
+    const since = now - this.#policy.windowMs;
     const digest = accountDigest(accountKey);
-    const id = await this.#attempts.reserve(digest, address, now, now + IN_FLIGHT_LEASE_MS);
-    const counts = await this.#attempts.counts(digest, address, since, now);
+    // A read first: when the limits are reached already (someone hammering), the refusal costs
+    // no write. Only the count after the reservation below decides that an attempt may go ahead.
+    const before = this.#limitsHit(
+      await this.#attempts.counts(digest, address, since, now),
+      digest,
+      address,
+      0,
+    );
+    if (before) return this.#refusal(before, since, now);
 
-    // Each count includes this attempt: it may go ahead when it is within every limit.
+    const id = await this.#attempts.reserve(digest, address, now, now + IN_FLIGHT_LEASE_MS);
+    // Each count now includes this attempt: it may go ahead when it is within every limit.
+    const hit = this.#limitsHit(await this.#attempts.counts(digest, address, since, now), digest, address, 1);
+    if (!hit) return { allowed: true, attempt: this.#attempt(id, digest, address) };
+    // Refused attempts are not counted: waiting out the window must be enough.
+    await this.#attempts.remove(id);
+    return this.#refusal(hit, since, now);
+  }
+
+  /**
+   * The limits `counts` reach, with `self` (0 or 1) of them being the attempt asking; undefined
+   * when it may go ahead.
+   */
+  #limitsHit(counts: AttemptCounts, digest: string, address: string, self: 0 | 1): LimitsHit | undefined {
+    const policy = this.#policy;
+    const reached = (count: number, limit: number) => count - self >= limit;
     const over = [
-      counts.pair > policy.perAccountAddress && {
+      reached(counts.pair, policy.perAccountAddress) && {
         scope: { accountDigest: digest, address },
         limit: policy.perAccountAddress,
       },
-      counts.account > policy.perAccount && { scope: { accountDigest: digest }, limit: policy.perAccount },
-      counts.address > policy.perAddress && { scope: { address }, limit: policy.perAddress },
+      reached(counts.account, policy.perAccount) && {
+        scope: { accountDigest: digest },
+        limit: policy.perAccount,
+      },
+      reached(counts.address, policy.perAddress) && { scope: { address }, limit: policy.perAddress },
     ].filter((x) => x !== false);
     const busy =
-      counts.accountInFlight > policy.concurrentPerAccount ||
-      counts.addressInFlight > policy.concurrentPerAddress;
-    if (over.length === 0 && !busy) return { allowed: true, attempt: this.#attempt(id, digest, address) };
+      reached(counts.accountInFlight, policy.concurrentPerAccount) ||
+      reached(counts.addressInFlight, policy.concurrentPerAddress);
+    return over.length > 0 || busy ? { over } : undefined;
+  }
 
-    // Refused attempts are not counted: waiting out the window must be enough.
-    await this.#attempts.remove(id);
-    let freeAt = now + 1000; // in-flight attempts finish within seconds
+  /** A refusal's Retry-After: when the window lets the oldest counted failure go (in-flight ones end within seconds). */
+  async #refusal({ over }: LimitsHit, since: number, now: number): Promise<ThrottleVerdict> {
+    let freeAt = now + 1000;
     for (const { scope, limit } of over) {
-      const limitth = await this.#attempts.nthNewest(scope, since, limit, id);
-      if (limitth !== undefined) freeAt = Math.max(freeAt, limitth + policy.windowMs);
+      const limitth = await this.#attempts.nthNewest(scope, since, limit);
+      if (limitth !== undefined) freeAt = Math.max(freeAt, limitth + this.#policy.windowMs);
     }
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - now) / 1000)) };
   }

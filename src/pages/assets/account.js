@@ -231,6 +231,7 @@ async function showQr(text) {
 
 function hideSetup() {
   $('totp-setup').hidden = true;
+  $('totp-password').hidden = false;
   $('totp-secret').textContent = '';
   $('totp-uri').textContent = '';
   if (qrUrl) URL.revokeObjectURL(qrUrl);
@@ -270,6 +271,8 @@ $('totp-password').addEventListener('submit', async (event) => {
     $('totp-secret').textContent = answer.body.secret;
     $('totp-uri').textContent = answer.body.uri;
     $('totp-setup').hidden = false;
+    // One step at a time: the password form comes back once this set-up is confirmed or cancelled.
+    $('totp-password').hidden = true;
     await showQr(answer.body.uri);
     $('totp-code').focus();
   } else {
@@ -302,6 +305,7 @@ $('totp-confirm').addEventListener('submit', async (event) => {
   }
   $('totp-code').value = '';
   hideSetup();
+  $('totp-password').hidden = true;
   $('recovery-codes').replaceChildren(...answer.body.recoveryCodes.map((c) => el('li', c)));
   $('totp-codes').hidden = false;
   say(totpMessage, 'ok', 'Two-step sign-in is on.');
@@ -310,6 +314,14 @@ $('totp-confirm').addEventListener('submit', async (event) => {
 $('totp-codes-done').addEventListener('click', () => {
   $('recovery-codes').replaceChildren();
   $('totp-codes').hidden = true;
+  $('totp-password').hidden = false;
+});
+
+// The pending secret stays pending (not in force) until confirmed; a new start replaces it.
+$('totp-cancel').addEventListener('click', () => {
+  $('totp-code').value = '';
+  hideSetup();
+  totpMessage.hidden = true;
 });
 
 // ---- passkeys ----------------------------------------------------------------------------------

@@ -18,6 +18,15 @@ const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url);
 const RESULTS = new URL('../../test-results/pages/', import.meta.url);
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 
+/** Polls `condition` from Node (up to 10 s). */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met within 10 s');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describe('Account page in headless Chromium [sqlite]', { skip }, () => {
   let t: TestApp;
   let base: string;
@@ -122,7 +131,7 @@ describe('Account page in headless Chromium [sqlite]', { skip }, () => {
 
       // Sessions: this one, marked, and the other client's.
       const sessions = page.locator('#sessions > li');
-      await page.waitForFunction(() => document.querySelectorAll('#sessions > li').length === 2);
+      await until(async () => (await sessions.count()) === 2);
       const mine = sessions.filter({ hasText: 'This device' });
       assert.equal(await mine.count(), 1);
       assert.match(await mine.innerText(), /Chrome on (Android|Linux)/);
@@ -132,13 +141,13 @@ describe('Account page in headless Chromium [sqlite]', { skip }, () => {
       await page.fill('#totp-pass', user.password);
       await page.click('#totp-on');
       await page.waitForSelector('#totp-setup', { state: 'visible' });
-      await page.waitForFunction(() => {
-        const img = document.getElementById('totp-qr') as unknown as {
-          naturalWidth: number;
-          hidden: boolean;
-        };
-        return !img.hidden && img.naturalWidth > 0;
-      });
+      // Drawn: the blob: image has loaded (page.waitForFunction would need eval, which the CSP forbids).
+      const qr = page.locator('#totp-qr');
+      await until(
+        async () =>
+          (await qr.isVisible()) &&
+          (await qr.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)) > 0,
+      );
       assert.match((await page.locator('#totp-qr').getAttribute('src')) ?? '', /^blob:/);
       const secret = (await page.locator('#totp-secret').innerText()).trim();
       const uri = (await page.locator('#totp-uri').innerText()).trim();
@@ -182,7 +191,14 @@ describe('Account page in headless Chromium [sqlite]', { skip }, () => {
         1,
       );
       await page.mouse.move(0, 0);
-      await page.locator('#passkeys-title').evaluate((e) => e.scrollIntoView({ block: 'start' }));
+      // To the end of the page, where the passkeys are, with the heading above them whole.
+      await page.locator('body').evaluate((body) => {
+        const w = body.ownerDocument.defaultView as unknown as {
+          scrollTo(x: number, y: number): void;
+          innerHeight: number;
+        };
+        w.scrollTo(0, body.scrollHeight - w.innerHeight - 40);
+      });
       await page.screenshot({ path: fileURLToPath(new URL('account-passkeys.png', SCREENSHOTS)) });
       await page
         .locator('#passkeys > li', { hasText: 'Test phone' })
@@ -205,7 +221,7 @@ describe('Account page in headless Chromium [sqlite]', { skip }, () => {
         .filter({ hasText: 'UsherTestClient/1.0' })
         .getByRole('button', { name: 'Sign out' })
         .click();
-      await page.waitForFunction(() => document.querySelectorAll('#sessions > li').length === 1);
+      await until(async () => (await sessions.count()) === 1);
       assert.equal(await sessions.filter({ hasText: 'This device' }).count(), 1);
       assert.equal((await asOther()).statusCode, 401);
 

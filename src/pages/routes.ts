@@ -1,16 +1,21 @@
 // The two pages a link in a mail opens (CONTRACT "Mail, password reset and email verification"):
 // GET /reset-password and GET /verify-email, and their script and style under /pages/. The token
 // travels in the link's fragment, which a browser never sends, so these routes never see it; each
-// page's script reads it and calls the JSON API.
+// page's script reads it and calls the JSON API. GET /account (issue 14): the signed-in user's own
+// page (sessions, two-step sign-in, passkeys), a reference for teams who build their own, and
+// POST /account/qr, which draws a QR code for it.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import QRCode from 'qrcode';
+import { Type } from 'typebox';
 
 const ASSETS = new URL('./assets/', import.meta.url);
 
 const PAGES = {
   '/reset-password': 'reset-password.html',
   '/verify-email': 'verify-email.html',
+  '/account': 'account.html',
 } as const;
 
 const FILES = {
@@ -18,9 +23,17 @@ const FILES = {
   'link.js': 'text/javascript; charset=utf-8',
   'reset-password.js': 'text/javascript; charset=utf-8',
   'verify-email.js': 'text/javascript; charset=utf-8',
+  'account.js': 'text/javascript; charset=utf-8',
+  'account.css': 'text/css; charset=utf-8',
   // Named by the pages, so a browser does not ask for /favicon.ico (a 404) on every visit.
   'icon.svg': 'image/svg+xml',
 } as const;
+
+/** The account page and its own assets may show blob: images (its QR code); no other page may. */
+const BLOB_IMAGES = new Set(['/account', '/pages/account.js', '/pages/account.css']);
+
+/** The longest text POST /account/qr draws: an otpauth URI is well under it. */
+export const QR_MAX_TEXT = 512;
 
 /** Where the assets are served; the pages' HTML names them with this prefix. */
 export const ASSETS_PREFIX = '/pages/';
@@ -43,7 +56,7 @@ export const pagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       {
         schema: { hide: true },
         // noStore: the page shown for a link is not kept by a browser or a proxy.
-        config: { page: true, noStore: true, usesDatabase: false },
+        config: { page: true, noStore: true, usesDatabase: false, blobImages: BLOB_IMAGES.has(path) },
       },
       async (_request, reply) => reply.type('text/html; charset=utf-8').send(html),
     );
@@ -54,7 +67,10 @@ export const pagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
     app.get(
       `${ASSETS_PREFIX}${file}`,
-      { schema: { hide: true }, config: { page: true, usesDatabase: false } },
+      {
+        schema: { hide: true },
+        config: { page: true, usesDatabase: false, blobImages: BLOB_IMAGES.has(`${ASSETS_PREFIX}${file}`) },
+      },
       async (request, reply) => {
         // Revalidated on every use (a 304 of a few bytes) rather than cached for a time: after an
         // upgrade, a page can never run with last version's script or style.
@@ -64,4 +80,25 @@ export const pagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     );
   }
+
+  // The account page's QR code for an otpauth URI, drawn here rather than by a remote service (the
+  // secret must never leave Usher) or by a library shipped to the browser. Nothing is stored or
+  // looked up; the page shows the SVG through a blob: URL. No-store: the image holds the secret.
+  app.post(
+    '/account/qr',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object(
+          { text: Type.String({ minLength: 1, maxLength: QR_MAX_TEXT }) },
+          { additionalProperties: false },
+        ),
+      },
+      config: { page: true, noStore: true, usesDatabase: false },
+    },
+    async (request, reply) => {
+      const svg = await QRCode.toString(request.body.text, { type: 'svg', margin: 2 });
+      return reply.type('image/svg+xml').send(svg);
+    },
+  );
 };

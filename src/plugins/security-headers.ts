@@ -7,6 +7,8 @@ declare module 'fastify' {
     noStore?: boolean;
     /** An HTML page or one of its assets (src/pages): gets the pages' policy instead of the JSON one. */
     page?: boolean;
+    /** With `page`: images may also come from blob: URLs (the account page's QR code). */
+    blobImages?: boolean;
   }
 }
 
@@ -16,6 +18,9 @@ const CSP = "default-src 'none'; frame-ancestors 'none'";
 const PAGE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
   "form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+// The account page shows its QR code from a blob: URL of an SVG it fetched from Usher; only that
+// page (and its own assets) get this one addition.
+const ACCOUNT_PAGE_CSP = PAGE_CSP.replace("img-src 'self';", "img-src 'self' blob:;");
 const HSTS = 'max-age=31536000; includeSubDomains';
 
 /**
@@ -29,7 +34,8 @@ export const securityHeadersPlugin = fp(
     app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-content-type-options', 'nosniff');
       if (request.routeOptions.config.page) {
-        reply.header('content-security-policy', PAGE_CSP);
+        const { blobImages } = request.routeOptions.config;
+        reply.header('content-security-policy', blobImages ? ACCOUNT_PAGE_CSP : PAGE_CSP);
         // A page's address may still hold a link's token when a request leaves it (before its script
         // has cleared it, or with the ?token= fallback): no Referer carries it anywhere.
         reply.header('referrer-policy', 'no-referrer');

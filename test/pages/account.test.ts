@@ -1,0 +1,112 @@
+// The account page (GET /account, issue 14) and its QR code route over HTTP, without a browser: the
+// page's headers (the pages' CSP plus blob: images, on this page alone), same-origin assets, no
+// inline code, and POST /account/qr. What the page does in a browser: account-browser.test.ts.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { profileApps } from '../helpers/app.ts';
+import { describeEachStore } from '../helpers/stores.ts';
+
+const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
+  "form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+const ACCOUNT_CSP = PAGE_CSP.replace("img-src 'self';", "img-src 'self' blob:;");
+const ASSETS: Record<string, string> = {
+  '/pages/account.js': 'text/javascript; charset=utf-8',
+  '/pages/account.css': 'text/css; charset=utf-8',
+};
+const URI =
+  'otpauth://totp/Usher:someone%40example.com?issuer=Usher&secret=JBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30';
+
+describeEachStore('Account page', (store) => {
+  const apps = profileApps(store);
+
+  test('ISSUE 14: GET /account answers the page with the pages CSP plus blob: images, no Referer, no-store, nosniff', async () => {
+    for (const t of [apps.a, apps.b]) {
+      const res = await t.get('/account');
+      assert.equal(res.statusCode, 200, t.profile);
+      assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+      assert.equal(res.headers['content-security-policy'], ACCOUNT_CSP);
+      assert.equal(res.headers['referrer-policy'], 'no-referrer');
+      assert.equal(res.headers['cache-control'], 'no-store');
+      assert.equal(res.headers['x-content-type-options'], 'nosniff');
+      assert.match(res.body, /^<!doctype html>/i);
+      assert.match(res.body, /<meta name="viewport" content="width=device-width, initial-scale=1">/);
+    }
+  });
+
+  test("ISSUE 14: the account page's own assets have its CSP; the shared assets and the other pages keep theirs exactly", async () => {
+    for (const [path, type] of Object.entries(ASSETS)) {
+      const res = await apps.b.get(path);
+      assert.equal(res.statusCode, 200, path);
+      assert.equal(res.headers['content-type'], type, path);
+      assert.equal(res.headers['content-security-policy'], ACCOUNT_CSP, path);
+      assert.equal(res.headers['referrer-policy'], 'no-referrer', path);
+      assert.equal(res.headers['x-content-type-options'], 'nosniff', path);
+      assert.equal(res.headers['cache-control'], 'no-cache', path);
+      assert.match(String(res.headers.etag), /^"[A-Za-z0-9_-]{22}"$/, path);
+    }
+    for (const path of [
+      '/reset-password',
+      '/verify-email',
+      '/pages/pages.css',
+      '/pages/link.js',
+      '/pages/icon.svg',
+    ]) {
+      assert.equal((await apps.b.get(path)).headers['content-security-policy'], PAGE_CSP, path);
+    }
+  });
+
+  test('ISSUE 14: the page names only its own same-origin assets, with no inline code; its script writes no HTML', async () => {
+    const html = (await apps.b.get('/account')).body;
+    const refs = [...html.matchAll(/\b(?:src|href)\s*=\s*["']?([^"'\s>]+)/gi)].map((m) => m[1]!);
+    assert.ok(refs.includes('/pages/account.js') && refs.includes('/pages/account.css'));
+    for (const ref of refs) {
+      assert.ok(ref.startsWith('/pages/'), `${ref} is one of the pages' assets`);
+      assert.equal((await apps.b.get(ref)).statusCode, 200, `${ref} is served`);
+    }
+    assert.doesNotMatch(html, /https?:\/\//);
+    for (const script of html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)) {
+      assert.match(script[1]!, /\bsrc=/);
+      assert.equal(script[2]!.trim(), '');
+    }
+    assert.doesNotMatch(html, /<style\b/i);
+    assert.doesNotMatch(html, /\sstyle\s*=/i);
+    assert.doesNotMatch(html, /\son[a-z]+\s*=/i);
+    const js = (await apps.b.get('/pages/account.js')).body;
+    for (const sink of ['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'document.write', 'eval(']) {
+      assert.ok(!js.includes(sink), `account.js uses ${sink}`);
+    }
+    assert.match(js, /\.textContent = /);
+  });
+
+  test('ISSUE 14: POST /account/qr draws the text as an SVG QR code, not stored, with the pages CSP', async () => {
+    const res = await apps.b.post('/account/qr', { text: URI });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.headers['content-type'], 'image/svg+xml');
+    assert.equal(res.headers['cache-control'], 'no-store');
+    assert.equal(res.headers['content-security-policy'], PAGE_CSP);
+    assert.match(res.body, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*viewBox="0 0 \d+ \d+"/);
+    assert.match(res.body, /<path [^>]*d="M/);
+    assert.doesNotMatch(res.body, /<script|JBSWY3DPEHPK3PXP/i, 'only the drawing: no script, no text');
+    const longest = await apps.b.post('/account/qr', { text: 'x'.repeat(512) });
+    assert.equal(longest.statusCode, 200);
+  });
+
+  test('ISSUE 14: POST /account/qr refuses text over 512 characters, an empty text, other fields and other bodies with 400', async () => {
+    for (const body of [{ text: 'x'.repeat(513) }, { text: '' }, {}, { text: URI, extra: 1 }, { text: 5 }]) {
+      const res = await apps.b.post('/account/qr', body);
+      assert.equal(res.statusCode, 400, JSON.stringify(body).slice(0, 40));
+      assert.equal(res.json().error, 'VALIDATION_FAILED');
+    }
+    const form = await apps.b.post('/account/qr', `text=${URI}`, {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    assert.equal(form.statusCode, 415, 'JSON only');
+  });
+
+  test('ISSUE 14: the account page and its QR route are not operations of the API', async () => {
+    const doc = (await apps.b.get('/openapi.json')).json() as { paths: Record<string, unknown> };
+    for (const path of ['/account', '/account/qr', ...Object.keys(ASSETS)])
+      assert.equal(doc.paths[path], undefined, path);
+  });
+});

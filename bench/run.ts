@@ -119,7 +119,16 @@ async function launch(
   const port = await freePort();
   const started = performance.now();
   const child = spawn(process.execPath, [kind === 'usher' ? SERVER_ENTRY : BASELINE_ENTRY], {
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: url,
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      // The load generator is one address standing for many clients: the per-address limits of
+      // sign-ins in flight and failures would turn its storm into 429s the baseline never sends.
+      SIGNIN_MAX_CONCURRENT_PER_ADDRESS: '10000',
+      SIGNIN_MAX_FAILURES_PER_ADDRESS: '1000000',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;

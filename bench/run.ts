@@ -7,7 +7,9 @@
 // check rather than a result: one round, no million-user phase, and the report is only printed.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Result } from 'autocannon';
 import { sql } from 'kysely';
@@ -25,6 +27,7 @@ const MILLION = 1_000_000;
 const PASSWORD = 'bench-password-1';
 const BASELINE_ENTRY = fileURLToPath(new URL('./baseline.ts', import.meta.url));
 const CLK_TCK = 100;
+const BENCH_OUTBOX = mkdtempSync(join(tmpdir(), 'usher-bench-outbox-'));
 
 type Server = 'baseline' | 'usher';
 interface Sample {
@@ -128,6 +131,8 @@ async function launch(
       // sign-ins in flight and failures would turn its storm into 429s the baseline never sends.
       SIGNIN_MAX_CONCURRENT_PER_ADDRESS: '10000',
       SIGNIN_MAX_FAILURES_PER_ADDRESS: '1000000',
+      // Registrations mail a verification link: as .eml files, out of the working tree.
+      MAIL_OUTBOX: BENCH_OUTBOX,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -4,17 +4,17 @@
 // Chromium. Screenshots on a phone-sized viewport go to docs/screenshots/.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Secret, TOTP } from 'otpauth';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { newUser, startApp, type TestApp } from '../helpers/app.ts';
+import { launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { freshDatabaseUrl, postgresAvailable } from '../helpers/databases.ts';
 import { freePort } from '../helpers/process.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROMIUM} (apt-get install chromium)`;
+const skip = skipWithoutChromium;
 // The committed screenshots in docs/screenshots/ are rewritten only when asked
 // (UPDATE_SCREENSHOTS=1 npm test), so a test run leaves the working tree as it was.
 const SCREENSHOTS = new URL(
@@ -50,20 +50,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       // PostgreSQL has no key file to fall back on: TOTP there needs ENCRYPTION_KEY.
       t = await startApp({ kind, url: fresh.url }, 'b', { publicUrl: base, encryptionKey: randomBytes(32) });
       await t.app.listen({ port, host: '127.0.0.1' });
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          // The app listens on 127.0.0.1; never try ::1 first.
-          '--host-resolver-rules=MAP localhost 127.0.0.1',
-        ],
-      });
+      browser = await launchChromium();
     });
     after(async () => {
       await browser?.close();

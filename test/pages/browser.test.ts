@@ -2,17 +2,17 @@
 // mail going to a real SMTP server (smtp-server on a local port). Skipped, visibly, without Chromium.
 // Screenshots of the reset page on a phone-sized viewport go to docs/screenshots/.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page, type Route } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { SMTPServer } from 'smtp-server';
 import { newUser, startApp, type TestApp, testConfig } from '../helpers/app.ts';
+import { launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { freePort, postJson } from '../helpers/process.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROMIUM} (apt-get install chromium)`;
+const skip = skipWithoutChromium;
 // The committed screenshots in docs/screenshots/ are rewritten only when asked
 // (UPDATE_SCREENSHOTS=1 npm test), so a test run leaves the working tree as it was.
 const SCREENSHOTS = new URL(
@@ -181,18 +181,7 @@ describe('Pages for mail links in headless Chromium', { skip }, () => {
       const defaults = testConfig(store, 'b');
       t = await startApp(store, 'b', { publicUrl: base, mail: { ...defaults.mail, smtpUrl: smtp.url } });
       await t.app.listen({ port, host: '127.0.0.1' });
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
+      browser = await launchChromium();
     });
     after(async () => {
       await browser?.close();

@@ -4,16 +4,15 @@
 // CSP allows connect-src 'self'), injected by the test: page.evaluate runs outside the page's CSP.
 // Skipped, visibly, without Chromium.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Profile } from '../../src/config.ts';
 import { newUser, sessionToken, startApp, type TestApp } from '../helpers/app.ts';
+import { launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { freePort } from '../helpers/process.ts';
 import { describeEachStore, type Store } from '../helpers/stores.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROMIUM} (apt-get install chromium)`;
+const skip = skipWithoutChromium;
 
 // Plain JavaScript for the page: fetch against the page's own origin (so the session cookie is
 // the browser's), and the WebAuthn calls with the base64url <-> ArrayBuffer conversions a page
@@ -108,19 +107,7 @@ const create = (page: Page, options: unknown) => page.evaluate((o) => window.__p
 const get = (page: Page, options: unknown) => page.evaluate((o) => window.__pk.get(o), options);
 
 async function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      // The apps listen on 127.0.0.1; never try ::1 first.
-      '--host-resolver-rules=MAP localhost 127.0.0.1',
-    ],
-  });
+  return launchChromium();
 }
 
 /** A fresh context on one of Usher's pages, with a virtual platform authenticator holding passkeys. */

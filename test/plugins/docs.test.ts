@@ -4,11 +4,10 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { type ServerProcess, startServer } from '../helpers/process.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROMIUM} (apt-get install chromium)`;
+const skip = skipWithoutChromium;
 const SCREENSHOT = fileURLToPath(new URL('../../test-results/api-docs.png', import.meta.url));
 
 describe('GET /docs in headless Chromium', { skip }, () => {
@@ -19,18 +18,7 @@ describe('GET /docs in headless Chromium', { skip }, () => {
   after(() => server?.stop());
 
   test('ISSUE 7: the API reference renders every route from local assets, with no outside request', async () => {
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
       const outside: string[] = [];

@@ -1,7 +1,8 @@
 // Debian's Chromium for the browser tests, launched the one way they all need: headless, as root
 // (no sandbox), and with every background connection off (this machine reaches no network).
 import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -24,5 +25,24 @@ export function launchChromium(): Promise<Browser> {
       // Apps under test listen on 127.0.0.1: localhost (the passkeys' relying party) must not try ::1.
       '--host-resolver-rules=MAP localhost 127.0.0.1',
     ],
+  });
+}
+
+/**
+ * A CDP virtual authenticator on `page`: a platform authenticator with resident keys and user
+ * verification, answering every WebAuthn request by itself.
+ */
+export async function addVirtualAuthenticator(context: BrowserContext, page: Page): Promise<void> {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   });
 }

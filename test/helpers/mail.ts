@@ -1,9 +1,11 @@
 // What the mail tests share: the mail settings of an app that sends to a test SMTP server, the
 // mails one address received, metrics read from GET /metrics, and waiting for a condition.
 import assert from 'node:assert/strict';
-import { type Config, loadConfig } from '../../src/config.ts';
-import type { TestApp } from './app.ts';
-import type { ReceivedMail, TestSmtp } from './smtp.ts';
+import { after, before } from 'node:test';
+import { type Config, loadConfig, type Profile } from '../../src/config.ts';
+import { startApp, type TestApp } from './app.ts';
+import { type ReceivedMail, startSmtp, type TestSmtp } from './smtp.ts';
+import type { Store } from './stores.ts';
 
 /** Mail settings sending to `smtpUrl`, looking for work every 100 ms. */
 export function mailTo(smtpUrl: string | undefined, extra: Partial<Config['mail']> = {}): Config['mail'] {
@@ -72,4 +74,26 @@ export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * A test SMTP server and a profile A and a profile B app on `store` mailing to it, started in the
+ * enclosing suite's `before` and closed in its `after`; the fields are set once `before` ran.
+ */
+export function mailingApps(
+  store: Store,
+  publicUrl: string,
+): { apps: Record<Profile, TestApp>; smtp: TestSmtp } {
+  const suite = { apps: {} as Record<Profile, TestApp>, smtp: undefined as unknown as TestSmtp };
+  before(async () => {
+    suite.smtp = await startSmtp();
+    for (const profile of ['a', 'b'] as const) {
+      suite.apps[profile] = await startApp(store, profile, { publicUrl, mail: mailTo(suite.smtp.url) });
+    }
+  });
+  after(async () => {
+    for (const profile of ['a', 'b'] as const) await suite.apps[profile]?.close();
+    await suite.smtp?.close();
+  });
+  return suite;
 }

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Secret, TOTP } from 'otpauth';
 import type { Browser } from 'playwright-core';
 import { newUser, startApp, type TestApp } from '../helpers/app.ts';
-import { launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
+import { addVirtualAuthenticator, launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { freshDatabaseUrl, postgresAvailable } from '../helpers/databases.ts';
 import { freePort } from '../helpers/process.ts';
 
@@ -97,18 +97,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         content: `document.addEventListener('securitypolicyviolation', (event) =>
         console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI));`,
       });
-      const cdp = await context.newCDPSession(page);
-      await cdp.send('WebAuthn.enable');
-      await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: {
-          protocol: 'ctap2',
-          transport: 'internal',
-          hasResidentKey: true,
-          hasUserVerification: true,
-          isUserVerified: true,
-          automaticPresenceSimulation: true,
-        },
-      });
+      await addVirtualAuthenticator(context, page);
 
       try {
         await page.goto(`${base}/account`, { waitUntil: 'networkidle' });

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Profile } from '../../src/config.ts';
 import { newUser, sessionToken, startApp, type TestApp } from '../helpers/app.ts';
-import { launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
+import { addVirtualAuthenticator, launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { freePort } from '../helpers/process.ts';
 import { describeEachStore, type Store } from '../helpers/stores.ts';
 
@@ -118,18 +118,7 @@ async function openWithAuthenticator(
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.addInitScript(PAGE_HELPERS);
-  const cdp = await context.newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
-  await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
+  await addVirtualAuthenticator(context, page);
   await page.goto(`${base}/verify-email`, { waitUntil: 'load' });
   return { context, page };
 }

@@ -8,12 +8,12 @@
 // were recorded, so once the mail of an ask recorded later (for a marker account) has arrived,
 // any mail for an earlier ask would have arrived too.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Profile } from '../../src/config.ts';
 import { asUser, register, signIn, startApp, type TestApp } from '../helpers/app.ts';
-import { mailsTo, mailTo, median, SUBJECTS, waitForMails } from '../helpers/mail.ts';
-import { linkToken, startSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { mailingApps, mailsTo, mailTo, median, SUBJECTS, waitForMails } from '../helpers/mail.ts';
+import { linkToken, type TestSmtp } from '../helpers/smtp.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 const PUBLIC_URL = 'https://accounts.usher.example';
@@ -78,18 +78,11 @@ function stableHeaders(res: LightMyRequestResponse): Record<string, unknown> {
 }
 
 describeEachStore('password reset', (store) => {
+  const mailing = mailingApps(store, PUBLIC_URL);
+  const apps = mailing.apps;
   let smtp: TestSmtp;
-  const apps = {} as Record<Profile, TestApp>;
-
-  before(async () => {
-    smtp = await startSmtp();
-    for (const profile of PROFILES) {
-      apps[profile] = await startApp(store, profile, { publicUrl: PUBLIC_URL, mail: mailTo(smtp.url) });
-    }
-  });
-  after(async () => {
-    for (const profile of PROFILES) await apps[profile]?.close();
-    await smtp?.close();
+  before(() => {
+    smtp = mailing.smtp;
   });
 
   const startWith = (

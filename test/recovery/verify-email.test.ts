@@ -5,12 +5,12 @@
 // HTML escaping of what a user typed, and REQUIRE_VERIFIED_EMAIL at sign-in.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Profile } from '../../src/config.ts';
 import { asUser, newUser, register, signIn, startApp, type TestApp } from '../helpers/app.ts';
-import { mailsTo, mailTo, SUBJECTS, waitForMails } from '../helpers/mail.ts';
-import { linkToken, startSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { mailingApps, mailsTo, mailTo, SUBJECTS, waitForMails } from '../helpers/mail.ts';
+import { linkToken, type TestSmtp } from '../helpers/smtp.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 const PUBLIC_URL = 'https://accounts.usher.example';
@@ -43,18 +43,11 @@ async function userById(t: TestApp, id: bigint): Promise<Record<string, unknown>
 const verify = (t: TestApp, token: string) => t.post('/api/email/verify', { token });
 
 describeEachStore('email verification', (store) => {
+  const mailing = mailingApps(store, PUBLIC_URL);
+  const apps = mailing.apps;
   let smtp: TestSmtp;
-  const apps = {} as Record<Profile, TestApp>;
-
-  before(async () => {
-    smtp = await startSmtp();
-    for (const profile of PROFILES) {
-      apps[profile] = await startApp(store, profile, { publicUrl: PUBLIC_URL, mail: mailTo(smtp.url) });
-    }
-  });
-  after(async () => {
-    for (const profile of PROFILES) await apps[profile]?.close();
-    await smtp?.close();
+  before(() => {
+    smtp = mailing.smtp;
   });
 
   /** The one verification mail `email` received, and its link and token. */

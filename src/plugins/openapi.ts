@@ -9,10 +9,30 @@ import { SESSION_COOKIE, SESSION_SECURITY } from '../sessions/guard.ts';
 
 export const DOCS_PREFIX = '/docs';
 
+/** The document's tags, in the order the docs page shows them: operations (probes, metrics) last. */
+const TAGS = [
+  { name: 'users', description: 'Look up, register, change and delete users.' },
+  {
+    name: 'sessions',
+    description: 'Sign in (password, TOTP code, passkey), who am I, list and revoke sessions.',
+  },
+  { name: 'account recovery', description: 'Password reset and email verification through mailed links.' },
+  { name: 'second factors', description: 'Two-step sign-in with a TOTP app, and passkeys.' },
+  {
+    name: 'products and reviews',
+    description: 'Products and their nested reviews: the REST collection conventions.',
+  },
+  { name: 'rest probe', description: 'The profile B probe of SPEC 4.2.' },
+  { name: 'operations', description: 'Liveness, readiness and Prometheus metrics, for operators.' },
+] as const;
+type Tag = (typeof TAGS)[number]['name'];
+
 /** Groups operations in the document by the first path segment that names a feature. */
-function tagFor(url: string): string {
+function tagFor(url: string): Tag {
   if (url.startsWith('/api/users')) return 'users';
   if (url.startsWith('/api/sign') || url.startsWith('/api/session')) return 'sessions';
+  if (url.startsWith('/api/password') || url.startsWith('/api/email')) return 'account recovery';
+  if (url.startsWith('/api/mfa') || url.startsWith('/api/passkeys')) return 'second factors';
   if (url.startsWith('/api/products')) return 'products and reviews';
   if (url === '/rest') return 'rest probe';
   return 'operations';
@@ -44,6 +64,7 @@ export const openApiPlugin = fp<{ profile: Profile }>(
             '(GET /api/users/{id}, GET /api/users, POST /api/signin, POST /rest). Every failure has a top-level ' +
             '`error` code; the codes each route can answer with are listed under its responses.',
         },
+        tags: TAGS.filter((t) => t.name !== 'rest probe' || profile === 'b').map((t) => ({ ...t })),
         components: {
           securitySchemes: {
             sessionCookie: {

@@ -1,0 +1,286 @@
+// The client: openapi-fetch over the generated types of the server's profile, with Usher's JSON
+// read and written exactly (json.ts), list paging read from the headers (paging.ts), a session
+// kept by the browser (cookie) or by the client (token), and every answer turned into a Result
+// whose failure carries the error code as a union type.
+import createClient, {
+  type Client,
+  type ClientOptions,
+  createQuerySerializer,
+  defaultPathSerializer,
+  type MaybeOptionalInit,
+} from 'openapi-fetch';
+import type {
+  ErrorResponse,
+  HttpMethod,
+  PathsWithMethod,
+  Readable,
+  RequiredKeysOf,
+  SuccessResponse,
+} from 'openapi-typescript-helpers';
+import { int64Properties as int64A, type paths as PathsA } from './generated/profile-a.ts';
+import { int64Properties as int64B, type paths as PathsB } from './generated/profile-b.ts';
+import { checkSafe, parseJson, stringifyJson } from './json.ts';
+import { type Page, readPage } from './paging.ts';
+
+/** The wire profile of the server (its PROFILE setting): it fixes the user's shape and some routes. */
+export type Profile = 'a' | 'b';
+/** The generated `paths` of a profile's OpenAPI document. */
+export type Paths<P extends Profile> = { a: PathsA; b: PathsB }[P];
+
+type Json = 'application/json';
+type Responses = Record<string | number, unknown>;
+/** What an operation answers on success (undefined for a 204). */
+export type SuccessBody<Op> = Op extends { responses: infer R extends Responses }
+  ? Readable<SuccessResponse<R, Json>>
+  : never;
+/** The error bodies an operation can answer with. */
+export type ErrorBody<Op> = Op extends { responses: infer R extends Responses }
+  ? Readable<ErrorResponse<R, Json>>
+  : never;
+/** The error codes an operation can answer with, as the document lists them. */
+export type ErrorCodeOf<Op> = CodeOf<ErrorBody<Op>>;
+type CodeOf<Body> = Body extends { error: infer C extends string } ? C : never;
+
+type Operations<T> = { [Path in keyof T]: T[Path][keyof T[Path] & HttpMethod] }[keyof T];
+/** Every error code Usher's documents list, in either profile. */
+export type ErrorCode = ErrorCodeOf<Operations<PathsA> | Operations<PathsB>>;
+
+/** A success: the body (with int64 values as bigints), and the paging of a list. */
+export interface Success<T> {
+  readonly ok: true;
+  readonly status: number;
+  readonly data: T;
+  /** X-Total-Count and Link, read; present on paged lists only. */
+  readonly page?: Page;
+  readonly response: Response;
+}
+
+/** A failure Usher answered with: `error` is one of the codes the route can give. */
+export interface Failure<C extends string = ErrorCode> {
+  readonly ok: false;
+  readonly status: number;
+  readonly error: C;
+  /** Present on every failure but the documented endpoints' (profile A's sign-in, unknown user ids). */
+  readonly message?: string;
+  /** Seconds to wait, from Retry-After (throttled sign-ins, a busy server). */
+  readonly retryAfter?: number;
+  /** `totp` when the password was right and a TOTP or recovery code is needed (Usher-Second-Factor). */
+  readonly secondFactor?: string;
+  readonly response: Response;
+}
+
+export type Result<T, C extends string = ErrorCode> = Success<T> | Failure<C>;
+/** The result of calling an operation. */
+export type ResultOf<Op> = Result<SuccessBody<Op>, ErrorCodeOf<Op>>;
+
+/**
+ * A response that is not an answer of Usher's: an error status without Usher's `{error}` body
+ * (a proxy's page, say). Thrown, like fetch's own network errors, rather than returned.
+ */
+export class UnexpectedResponseError extends Error {
+  readonly response: Response;
+  constructor(response: Response, detail: string) {
+    super(`${response.status} ${response.statusText} from ${response.url}: ${detail}`);
+    this.name = 'UnexpectedResponseError';
+    this.response = response;
+  }
+}
+
+type InitParam<Init> = RequiredKeysOf<Init> extends never ? [Init?] : [Init];
+/** openapi-fetch's method signature, answered with a Result. */
+export type ResultMethod<T extends {}, M extends HttpMethod> = <
+  Path extends PathsWithMethod<T, M>,
+  Init extends MaybeOptionalInit<T[Path], M & keyof T[Path]>,
+>(
+  url: Path,
+  ...init: InitParam<Init>
+) => Promise<ResultOf<T[Path][M & keyof T[Path]]>>;
+
+/** The user object of a profile (A: exactly id, email, name; B adds createdAt and emailVerified). */
+export type User<P extends Profile> = SuccessBody<Paths<P>['/api/users/{id}']['get']>;
+/** Who is signed in, and the session (GET /api/session). */
+export type CurrentSession<P extends Profile> = SuccessBody<Paths<P>['/api/session']['get']>;
+export type SignInFailure = Failure<'SIGNIN_FAILED'>;
+
+export interface Credentials {
+  readonly email: string;
+  readonly password: string;
+  /** A current TOTP code or an unused recovery code, for an account with two-step sign-in. */
+  readonly code?: string;
+}
+
+/**
+ * How the client proves who it is. `cookie`: the browser keeps the HttpOnly session cookie that
+ * POST /api/signin sets, and every call sends it (credentials: 'include'). `token`: POST
+ * /api/sessions gives a token, which this client keeps and sends as `Authorization: Bearer`;
+ * for servers, scripts and apps without a cookie store.
+ */
+export type SessionMode = 'cookie' | 'token';
+
+export interface UsherClientOptions<P extends Profile> {
+  /** The server's profile (its PROFILE setting). */
+  readonly profile: P;
+  /** Where Usher is, e.g. `https://usher.example.com`; '' (the default) for the page's own origin. */
+  readonly baseUrl?: string;
+  /** `cookie` in a browser (the default), `token` elsewhere. */
+  readonly session?: SessionMode;
+  /** A token kept from an earlier run (token mode). */
+  readonly token?: string;
+  /** A fetch to use instead of the global one. */
+  readonly fetch?: (request: Request) => Promise<Response>;
+}
+
+export interface UsherClient<P extends Profile> {
+  readonly profile: P;
+  readonly session: SessionMode;
+  /** The session token in token mode while signed in; undefined otherwise. */
+  readonly token: string | undefined;
+  readonly GET: ResultMethod<Paths<P>, 'get'>;
+  readonly POST: ResultMethod<Paths<P>, 'post'>;
+  readonly PUT: ResultMethod<Paths<P>, 'put'>;
+  readonly DELETE: ResultMethod<Paths<P>, 'delete'>;
+  /**
+   * Signs in with a password (and a code when the account has two-step sign-in): POST /api/signin
+   * in cookie mode, POST /api/sessions in token mode, which keeps the token.
+   */
+  signIn(credentials: Credentials): Promise<Result<User<P>, 'SIGNIN_FAILED'>>;
+  /** Who is signed in: GET /api/session (401 UNAUTHENTICATED without a session). */
+  whoAmI(): Promise<ResultOf<Paths<P>['/api/session']['get']>>;
+  /** Ends the session (POST /api/signout) and forgets the token; signing out twice is fine. */
+  signOut(): Promise<ResultOf<Paths<P>['/api/signout']['post']>>;
+  /**
+   * The openapi-fetch client underneath (exact request bodies and the session are applied; its
+   * answers are openapi-fetch's, read with plain JSON.parse): for calls outside the document.
+   */
+  readonly raw: Client<Paths<P>>;
+}
+
+const INT64_KEYS: Record<Profile, ReadonlySet<string>> = { a: new Set(int64A), b: new Set(int64B) };
+
+function retryAfter(headers: Headers): number | undefined {
+  const value = headers.get('retry-after');
+  return value !== null && /^[0-9]+$/.test(value) ? Number(value) : undefined;
+}
+
+export function createUsherClient<P extends Profile>(options: UsherClientOptions<P>): UsherClient<P> {
+  const mode = options.session ?? 'cookie';
+  const int64Keys = INT64_KEYS[options.profile];
+  let token = mode === 'token' ? options.token : undefined;
+  const query = createQuerySerializer();
+
+  const clientOptions: ClientOptions = {
+    baseUrl: options.baseUrl ?? '',
+    // Cookie mode sends the session cookie cross-origin too (Usher must allow the origin with
+    // credentials); token mode sends none, so the token alone says who is calling.
+    credentials: mode === 'cookie' ? 'include' : 'omit',
+    bodySerializer: stringifyJson,
+    // A number id past 2^53 has already been rounded by the time it gets here: refuse it.
+    pathSerializer: (path, params) => {
+      for (const [key, value] of Object.entries(params)) checkSafe(key, value);
+      return defaultPathSerializer(path, params);
+    },
+    querySerializer: (params: Record<string, unknown>) => {
+      for (const [key, value] of Object.entries(params)) checkSafe(key, value);
+      return query(params);
+    },
+  };
+  if (options.fetch) clientOptions.fetch = options.fetch;
+  const raw = createClient<Paths<P>>(clientOptions);
+  raw.use({
+    onRequest({ request }) {
+      if (token !== undefined && !request.headers.has('authorization')) {
+        request.headers.set('authorization', `Bearer ${token}`);
+      }
+      return request;
+    },
+  });
+
+  /** Turns openapi-fetch's answer (read as text) into a Result. */
+  function toResult(response: Response, data: unknown, error: unknown): Result<unknown, string> {
+    if (response.ok) {
+      const text = typeof data === 'string' ? data : '';
+      const json = /^application\/json\b/i.test(response.headers.get('content-type') ?? '');
+      const body = text === '' ? undefined : json ? parseJson(text, int64Keys) : text;
+      const page = readPage(response.headers);
+      return { ok: true, status: response.status, data: body, response, ...(page ? { page } : {}) };
+    }
+    const code = (error as { error?: unknown } | undefined)?.error;
+    if (typeof code !== 'string') {
+      throw new UnexpectedResponseError(response, `not an Usher error body: ${String(error).slice(0, 200)}`);
+    }
+    const message = (error as { message?: unknown }).message;
+    const wait = retryAfter(response.headers);
+    const factor = response.headers.get('usher-second-factor');
+    return {
+      ok: false,
+      status: response.status,
+      error: code,
+      response,
+      ...(typeof message === 'string' ? { message } : {}),
+      ...(wait === undefined ? {} : { retryAfter: wait }),
+      ...(factor === null ? {} : { secondFactor: factor }),
+    };
+  }
+
+  const method =
+    (name: 'GET' | 'POST' | 'PUT' | 'DELETE') =>
+    async (url: string, init: Record<string, unknown> = {}): Promise<Result<unknown, string>> => {
+      // Read as text: openapi-fetch would JSON.parse it and round the ids.
+      const { data, error, response } = await raw.request(
+        name.toLowerCase() as HttpMethod,
+        url as never,
+        {
+          ...init,
+          parseAs: 'text',
+        } as never,
+      );
+      return toResult(response, data, error);
+    };
+  const call = {
+    GET: method('GET'),
+    POST: method('POST'),
+    PUT: method('PUT'),
+    DELETE: method('DELETE'),
+  };
+
+  async function signIn(credentials: Credentials): Promise<Result<unknown, string>> {
+    const body = { email: credentials.email, password: credentials.password, ...pickCode(credentials) };
+    if (mode === 'cookie') {
+      const result = await call.POST('/api/signin', { body });
+      if (!result.ok) return result;
+      // Profile A answers the user itself; profile B wraps it as {"user": …}.
+      const data = options.profile === 'a' ? result.data : (result.data as { user: unknown }).user;
+      return { ...result, data };
+    }
+    const result = await call.POST('/api/sessions', { body });
+    if (!result.ok) return result;
+    const created = result.data as { token: string; user: unknown };
+    token = created.token;
+    return { ...result, data: created.user };
+  }
+
+  async function signOut(): Promise<Result<unknown, string>> {
+    try {
+      return await call.POST('/api/signout');
+    } finally {
+      token = undefined;
+    }
+  }
+
+  return {
+    profile: options.profile,
+    session: mode,
+    get token() {
+      return token;
+    },
+    ...(call as Pick<UsherClient<P>, 'GET' | 'POST' | 'PUT' | 'DELETE'>),
+    signIn: signIn as UsherClient<P>['signIn'],
+    whoAmI: (() => call.GET('/api/session')) as UsherClient<P>['whoAmI'],
+    signOut: signOut as UsherClient<P>['signOut'],
+    raw,
+  };
+}
+
+function pickCode(credentials: Credentials): { code?: string } {
+  return credentials.code === undefined ? {} : { code: credentials.code };
+}

@@ -12,6 +12,7 @@ import createClient, {
 import type {
   ErrorResponse,
   HttpMethod,
+  OkStatus,
   PathsWithMethod,
   Readable,
   RequiredKeysOf,
@@ -40,6 +41,9 @@ export type ErrorBody<Op> = Op extends { responses: infer R extends Responses }
 /** The error codes an operation can answer with, as the document lists them. */
 export type ErrorCodeOf<Op> = CodeOf<ErrorBody<Op>>;
 type CodeOf<Body> = Body extends { error: infer C extends string } ? C : never;
+type JsonOf<Response> = Response extends { content: { 'application/json': infer Body } }
+  ? Readable<Body>
+  : never;
 
 type Operations<T> = { [Path in keyof T]: T[Path][keyof T[Path] & HttpMethod] }[keyof T];
 /** Every error code Usher's documents list, in either profile. */
@@ -55,10 +59,10 @@ export interface Success<T> {
   readonly response: Response;
 }
 
-/** A failure Usher answered with: `error` is one of the codes the route can give. */
-export interface Failure<C extends string = ErrorCode> {
+/** A failure Usher answered with: `error` is one of the codes the document lists for `status`. */
+export interface Failure<C extends string = ErrorCode, S extends number = number> {
   readonly ok: false;
-  readonly status: number;
+  readonly status: S;
   readonly error: C;
   /** Present on every failure but the documented endpoints' (profile A's sign-in, unknown user ids). */
   readonly message?: string;
@@ -69,9 +73,21 @@ export interface Failure<C extends string = ErrorCode> {
   readonly response: Response;
 }
 
+/**
+ * The failures of an operation, one per error status its document lists, so that testing
+ * `status` narrows `error` to the codes of that status (`default` gives any status).
+ */
+export type FailureOf<Op> = Op extends { responses: infer R extends Responses }
+  ? {
+      [S in keyof R]: S extends OkStatus
+        ? never
+        : Failure<CodeOf<JsonOf<R[S]>>, S extends number ? S : number>;
+    }[keyof R]
+  : never;
+
 export type Result<T, C extends string = ErrorCode> = Success<T> | Failure<C>;
 /** The result of calling an operation. */
-export type ResultOf<Op> = Result<SuccessBody<Op>, ErrorCodeOf<Op>>;
+export type ResultOf<Op> = Success<SuccessBody<Op>> | FailureOf<Op>;
 
 /**
  * A response that is not an answer of Usher's: an error status without Usher's `{error}` body
@@ -100,7 +116,10 @@ export type ResultMethod<T extends {}, M extends HttpMethod> = <
 export type User<P extends Profile> = SuccessBody<Paths<P>['/api/users/{id}']['get']>;
 /** Who is signed in, and the session (GET /api/session). */
 export type CurrentSession<P extends Profile> = SuccessBody<Paths<P>['/api/session']['get']>;
-export type SignInFailure = Failure<'SIGNIN_FAILED'>;
+/** How a sign-in can fail: POST /api/signin's failures (cookie mode) or POST /api/sessions' (token mode). */
+export type SignInFailure<P extends Profile> =
+  | FailureOf<Paths<P>['/api/signin']['post']>
+  | FailureOf<Paths<P>['/api/sessions']['post']>;
 
 export interface Credentials {
   readonly email: string;
@@ -143,7 +162,7 @@ export interface UsherClient<P extends Profile> {
    * Signs in with a password (and a code when the account has two-step sign-in): POST /api/signin
    * in cookie mode, POST /api/sessions in token mode, which keeps the token.
    */
-  signIn(credentials: Credentials): Promise<Result<User<P>, 'SIGNIN_FAILED'>>;
+  signIn(credentials: Credentials): Promise<Success<User<P>> | SignInFailure<P>>;
   /** Who is signed in: GET /api/session (401 UNAUTHENTICATED without a session). */
   whoAmI(): Promise<ResultOf<Paths<P>['/api/session']['get']>>;
   /** Ends the session (POST /api/signout) and forgets the token; signing out twice is fine. */

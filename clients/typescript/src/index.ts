@@ -7,6 +7,7 @@ export {
   type ErrorCode,
   type ErrorCodeOf,
   type Failure,
+  type FailureOf,
   type Paths,
   type Profile,
   type Result,

@@ -36,7 +36,10 @@ function pageLink(href: string): PageLink | undefined {
 export function readPage(headers: Headers): Page | undefined {
   const count = headers.get('x-total-count');
   if (count === null || !/^[0-9]+$/.test(count)) return undefined;
-  const page: { total: number } & { -readonly [R in Rel]?: PageLink } = { total: Number(count) };
+  const total = Number(count);
+  // A count past 2^53 would be rounded; no list comes near it, so it is refused rather than typed bigint.
+  if (!Number.isSafeInteger(total)) throw new RangeError(`X-Total-Count ${count} is beyond 2^53`);
+  const page: { total: number } & { -readonly [R in Rel]?: PageLink } = { total };
   // Link values are `<url>; rel="name"`, comma-separated; Usher's URLs never hold a comma unescaped.
   for (const part of (headers.get('link') ?? '').split(/,\s*(?=<)/)) {
     const match = /^\s*<([^>]*)>\s*;\s*rel="?([a-z]+)"?/.exec(part);

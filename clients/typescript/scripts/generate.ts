@@ -47,25 +47,35 @@ export async function servedDocuments(): Promise<Record<Profile, OpenAPI3>> {
   }
 }
 
-/** A 64-bit integer in the document: the client reads and writes it as a bigint. */
-function isInt64(schema: SchemaObject): boolean {
+/**
+ * An integer a double cannot hold exactly in all its allowed values: `format: int64` without
+ * bounds inside ±(2^53-1). The client reads and writes these as bigints; an int64 bounded within
+ * 2^53 (a price) stays a number, which holds it exactly.
+ */
+function needsBigInt(schema: SchemaObject): boolean {
   const type = 'type' in schema ? schema.type : undefined;
   const integer = type === 'integer' || (Array.isArray(type) && type.includes('integer'));
+  if (!integer) return false;
   // TODO(issue 15): drop the description test once the document carries `format: int64`.
-  return (
-    integer &&
-    (('format' in schema && schema.format === 'int64') ||
-      (schema.description?.startsWith('A 64-bit integer') ?? false))
-  );
+  const int64 =
+    ('format' in schema && schema.format === 'int64') ||
+    (schema.description?.startsWith('A 64-bit integer') ?? false);
+  const { minimum, maximum } = schema as { minimum?: number; maximum?: number };
+  const bounded =
+    minimum !== undefined &&
+    maximum !== undefined &&
+    minimum >= Number.MIN_SAFE_INTEGER &&
+    maximum <= Number.MAX_SAFE_INTEGER;
+  return int64 && !bounded;
 }
 
 /**
- * The names of the properties that are int64 anywhere in the document. The client's JSON reader
- * turns a number under one of these keys into a bigint, so a name must not also be a narrower
- * integer elsewhere: generation fails rather than produce a client that mistypes one of them.
+ * The names of the properties that need a bigint anywhere in the document. The client's JSON
+ * reader turns a number under one of these keys into a bigint, so a name must not also be a
+ * narrower integer elsewhere: generation fails rather than produce a client that mistypes one.
  */
-export function int64Properties(document: OpenAPI3): string[] {
-  const int64 = new Set<string>();
+export function bigintProperties(document: OpenAPI3): string[] {
+  const wide = new Set<string>();
   const other = new Set<string>();
   const visit = (node: unknown): void => {
     if (Array.isArray(node)) {
@@ -77,29 +87,29 @@ export function int64Properties(document: OpenAPI3): string[] {
     if (properties !== null && typeof properties === 'object' && !Array.isArray(properties)) {
       for (const [name, schema] of Object.entries(properties as Record<string, SchemaObject>)) {
         const type = (schema as { type?: unknown }).type;
-        if (isInt64(schema)) int64.add(name);
+        if (needsBigInt(schema)) wide.add(name);
         else if (type === 'integer' || (Array.isArray(type) && type.includes('integer'))) other.add(name);
       }
     }
     for (const value of Object.values(node)) visit(value);
   };
   visit(document);
-  const both = [...int64].filter((name) => other.has(name));
+  const both = [...wide].filter((name) => other.has(name));
   if (both.length > 0) {
-    throw new Error(`properties both int64 and a narrower integer in the document: ${both.join(', ')}`);
+    throw new Error(`properties both 64-bit and narrower integers in the document: ${both.join(', ')}`);
   }
-  return [...int64].sort();
+  return [...wide].sort();
 }
 
 const BIGINT = ts.factory.createKeywordTypeNode(ts.SyntaxKind.BigIntKeyword);
 
 /** The TypeScript source of one profile's types. */
 export async function generateTypes(profile: Profile, document: OpenAPI3): Promise<string> {
-  const properties = int64Properties(document);
+  const properties = bigintProperties(document);
   const nodes = await openapiTS(structuredClone(document), {
-    // int64 is a bigint on both sides of the wire (the client's JSON reader and writer see to it),
-    // so a caller never holds an id a double has rounded.
-    transform: (schema) => (isInt64(schema) ? BIGINT : undefined),
+    // A bigint on both sides of the wire (the client's JSON reader and writer see to it), so a
+    // caller never holds an id a double has rounded.
+    transform: (schema) => (needsBigInt(schema) ? BIGINT : undefined),
     silent: true,
   });
   return [
@@ -108,8 +118,8 @@ export async function generateTypes(profile: Profile, document: OpenAPI3): Promi
     '',
     astToString(nodes).trimEnd(),
     '',
-    '/** Properties that are 64-bit integers: the client reads the numbers under these keys as bigints. */',
-    `export const int64Properties: readonly string[] = ${JSON.stringify(properties)};`,
+    '/** Properties whose integers a double cannot always hold: the client reads them as bigints. */',
+    `export const bigintProperties: readonly string[] = ${JSON.stringify(properties)};`,
     '',
   ].join('\n');
 }

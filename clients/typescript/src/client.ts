@@ -18,8 +18,8 @@ import type {
   RequiredKeysOf,
   SuccessResponse,
 } from 'openapi-typescript-helpers';
-import { int64Properties as int64A, type paths as PathsA } from './generated/profile-a.ts';
-import { int64Properties as int64B, type paths as PathsB } from './generated/profile-b.ts';
+import { bigintProperties as bigintA, type paths as PathsA } from './generated/profile-a.ts';
+import { bigintProperties as bigintB, type paths as PathsB } from './generated/profile-b.ts';
 import { checkSafe, parseJson, stringifyJson } from './json.ts';
 import { type Page, readPage } from './paging.ts';
 
@@ -49,7 +49,7 @@ type Operations<T> = { [Path in keyof T]: T[Path][keyof T[Path] & HttpMethod] }[
 /** Every error code Usher's documents list, in either profile. */
 export type ErrorCode = ErrorCodeOf<Operations<PathsA> | Operations<PathsB>>;
 
-/** A success: the body (with int64 values as bigints), and the paging of a list. */
+/** A success: the body (64-bit integers as bigints), and the paging of a list. */
 export interface Success<T> {
   readonly ok: true;
   readonly status: number;
@@ -174,7 +174,7 @@ export interface UsherClient<P extends Profile> {
   readonly raw: Client<Paths<P>>;
 }
 
-const INT64_KEYS: Record<Profile, ReadonlySet<string>> = { a: new Set(int64A), b: new Set(int64B) };
+const BIGINT_KEYS: Record<Profile, ReadonlySet<string>> = { a: new Set(bigintA), b: new Set(bigintB) };
 
 function retryAfter(headers: Headers): number | undefined {
   const value = headers.get('retry-after');
@@ -183,7 +183,7 @@ function retryAfter(headers: Headers): number | undefined {
 
 export function createUsherClient<P extends Profile>(options: UsherClientOptions<P>): UsherClient<P> {
   const mode = options.session ?? 'cookie';
-  const int64Keys = INT64_KEYS[options.profile];
+  const bigintKeys = BIGINT_KEYS[options.profile];
   let token = mode === 'token' ? options.token : undefined;
   const query = createQuerySerializer();
 
@@ -219,7 +219,7 @@ export function createUsherClient<P extends Profile>(options: UsherClientOptions
     if (response.ok) {
       const text = typeof data === 'string' ? data : '';
       const json = /^application\/json\b/i.test(response.headers.get('content-type') ?? '');
-      const body = text === '' ? undefined : json ? parseJson(text, int64Keys) : text;
+      const body = text === '' ? undefined : json ? parseJson(text, bigintKeys) : text;
       const page = readPage(response.headers);
       return { ok: true, status: response.status, data: body, response, ...(page ? { page } : {}) };
     }

@@ -1,7 +1,8 @@
 // JSON in and out without rounding 64-bit integers. Usher writes ids up to 2^63-1 as plain JSON
 // integers; JSON.parse would turn 9007199254740993 into 9007199254740992, and the next call with
-// that id would ask for another record. Numbers under the document's int64 properties are read
-// from their source text as bigints, and bigints are written back as their exact digits. Both
+// that id would ask for another record. Numbers under the properties the document declares as
+// 64-bit (the ids) are read from their source text as bigints, and bigints are written back as
+// their exact digits. Both
 // need JSON.parse source text access (Node 21+, Chrome 114+, Firefox 135+, Safari 18.4+); on an
 // older engine ids within 2^53 still work and a larger one throws instead of being rounded.
 
@@ -12,8 +13,8 @@ const rawJSON = (JSON as { rawJSON?: (text: string) => unknown }).rawJSON;
 
 const INTEGER = /^-?(0|[1-9][0-9]*)$/;
 
-/** A lossless read of one int64 value, or an error when it cannot be had. */
-function readInt64(key: string, value: number, source: string | undefined): bigint {
+/** A lossless read of one 64-bit value, or an error when it cannot be had. */
+function readBigInt(key: string, value: number, source: string | undefined): bigint {
   if (source !== undefined && INTEGER.test(source)) return BigInt(source);
   if (Number.isSafeInteger(value)) return BigInt(value);
   throw new RangeError(
@@ -24,16 +25,16 @@ function readInt64(key: string, value: number, source: string | undefined): bigi
 }
 
 /**
- * Parses a JSON text; numbers under `int64Keys` become bigints. Any other integer that a double
+ * Parses a JSON text; numbers under `bigintKeys` become bigints. Any other integer that a double
  * cannot hold exactly is refused (a RangeError) rather than returned rounded.
  */
-export function parseJson(text: string, int64Keys: ReadonlySet<string>): unknown {
+export function parseJson(text: string, bigintKeys: ReadonlySet<string>): unknown {
   const reviver: SourceReviver = (key, value, context) => {
     if (typeof value !== 'number') return value;
-    if (int64Keys.has(key)) return readInt64(key, value, context?.source);
+    if (bigintKeys.has(key)) return readBigInt(key, value, context?.source);
     if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
       throw new RangeError(
-        `"${key}" holds an integer beyond 2^53 that is not declared int64: ${context?.source}`,
+        `"${key}" holds an integer beyond 2^53 that is not declared 64-bit: ${context?.source}`,
       );
     }
     return value;

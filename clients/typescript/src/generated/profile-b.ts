@@ -2623,5 +2623,5 @@ export interface components {
 export type $defs = Record<string, never>;
 export type operations = Record<string, never>;
 
-/** Properties that are 64-bit integers: the client reads the numbers under these keys as bigints. */
-export const int64Properties: readonly string[] = ["authorId","id","ownerId","productId"];
+/** Properties whose integers a double cannot always hold: the client reads them as bigints. */
+export const bigintProperties: readonly string[] = ["authorId","id","ownerId","productId"];

@@ -6,6 +6,9 @@ export interface ResetRequest {
   emailKey: string;
 }
 
+/** `done` of an ask recorded but not yet allowed by its address's limit (0 pending, 1 handled). */
+const HELD = 2;
+
 /** POST /api/password/forgot asks, recorded as they arrive and worked out in the background. */
 export class ResetRequestsRepository {
   readonly #db: Kysely<Tables>;
@@ -13,13 +16,22 @@ export class ResetRequestsRepository {
     this.#db = db;
   }
 
+  /**
+   * Records an ask, held: it counts towards its address's limit at once (so simultaneous asks
+   * see each other), but the worker does not take it until `release`, after the count allowed it.
+   */
   async add(emailKey: string, address: string, at: number): Promise<bigint> {
     const row = await this.#db
       .insertInto('reset_requests')
-      .values({ email_key: emailKey, address, at })
+      .values({ email_key: emailKey, address, at, done: HELD })
       .returning('id')
       .executeTakeFirstOrThrow();
     return row.id;
+  }
+
+  /** The ask is within its limit: the worker may take it. */
+  async release(id: bigint): Promise<void> {
+    await this.#db.updateTable('reset_requests').set({ done: 0 }).where('id', '=', id).execute();
   }
 
   async remove(id: bigint): Promise<void> {
@@ -76,11 +88,14 @@ export class ResetRequestsRepository {
     return result.numUpdatedRows > 0n;
   }
 
-  /** Handled asks older than `before` are removed; they only count towards the per-address limit. */
+  /**
+   * Handled asks older than `before` are removed; they only count towards the per-address limit.
+   * So are held ones (a process that stopped between recording and releasing them).
+   */
   async purgeBefore(before: number): Promise<number> {
     const result = await this.#db
       .deleteFrom('reset_requests')
-      .where('done', '=', 1)
+      .where('done', 'in', [1, HELD])
       .where('at', '<', BigInt(before))
       .executeTakeFirst();
     return Number(result.numDeletedRows);

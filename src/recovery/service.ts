@@ -98,6 +98,8 @@ export class RecoveryService {
         { 'retry-after': String(retryAfter) },
       );
     }
+    // Only now may the worker take it: a refused ask must never be mailed, however soon it looks.
+    await requests.release(id);
     this.#mail.wake();
   }
 

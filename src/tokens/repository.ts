@@ -1,6 +1,9 @@
 import type { Kysely } from 'kysely';
 import { type AccountTokenPurpose, type Tables, timestamp } from '../db/schema.ts';
 
+/** The expiry of a used or voided token: before any clock reading. */
+const USED = new Date(0);
+
 export interface NewAccountToken {
   tokenHash: string;
   userId: bigint;
@@ -54,8 +57,10 @@ export class AccountTokensRepository {
   }
 
   /**
-   * Uses a live token: it expires now, in the same statement that checks it, so of two
-   * simultaneous uses exactly one gets the holder.
+   * Uses a live token: it expires in the same statement that checks it, so of two simultaneous
+   * uses exactly one gets the holder. It is set to expire at the epoch, not at `now`: a use whose
+   * clock was read a moment earlier but reaches the row later would still see `now` ahead of it
+   * and use the token a second time.
    */
   async consume(
     tokenHash: string,
@@ -64,7 +69,7 @@ export class AccountTokensRepository {
   ): Promise<TokenHolder | undefined> {
     const row = await this.#db
       .updateTable('account_tokens')
-      .set({ expires_at: now.toISOString() })
+      .set({ expires_at: USED.toISOString() })
       .where('token_hash', '=', tokenHash)
       .where('purpose', '=', purpose)
       .where('expires_at', '>', timestamp(now))
@@ -73,11 +78,11 @@ export class AccountTokensRepository {
     return row && { userId: row.user_id, email: row.email };
   }
 
-  /** Every live token of the user for `purpose` expires now. */
+  /** Every live token of the user for `purpose` expires (at the epoch, as in consume). */
   async voidAll(userId: bigint, purpose: AccountTokenPurpose, now: Date): Promise<void> {
     await this.#db
       .updateTable('account_tokens')
-      .set({ expires_at: now.toISOString() })
+      .set({ expires_at: USED.toISOString() })
       .where('user_id', '=', userId)
       .where('purpose', '=', purpose)
       .where('expires_at', '>', timestamp(now))

@@ -2,15 +2,15 @@ import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
-import { authRoutes } from './auth/routes.ts';
-import { catalogRoutes } from './catalog/routes.ts';
+import { authComponents, authRoutes } from './auth/routes.ts';
+import { catalogRoutes, ProductComponent, ReviewComponent } from './catalog/routes.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
-import { healthRoutes } from './health/routes.ts';
-import { mfaRoutes } from './mfa/routes.ts';
+import { HealthComponent, healthRoutes } from './health/routes.ts';
+import { mfaRoutes, RecoveryCodesComponent, TotpSetupComponent } from './mfa/routes.ts';
 import { pagesRoutes } from './pages/routes.ts';
-import { passkeyRoutes } from './passkeys/routes.ts';
+import { PasskeyComponent, passkeyRoutes } from './passkeys/routes.ts';
 import { accessLogPlugin } from './plugins/access-log.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
@@ -20,21 +20,23 @@ import {
   neutraliseUnroutableSegments,
 } from './plugins/errors.ts';
 import { createMetrics, metricsPlugin } from './plugins/metrics.ts';
-import { docsPlugin, openApiPlugin } from './plugins/openapi.ts';
+import { componentsPlugin, docsPlugin, openApiPlugin } from './plugins/openapi.ts';
 import { securityHeadersPlugin } from './plugins/security-headers.ts';
 import { shutdownPlugin } from './plugins/shutdown.ts';
+import type { WireProfile } from './profiles/index.ts';
 import { wireProfile } from './profiles/index.ts';
-import { recoveryRoutes } from './recovery/routes.ts';
-import { restRoutes } from './rest/routes.ts';
+import { AcceptedComponent, recoveryRoutes } from './recovery/routes.ts';
+import { RestSupportComponent, restRoutes } from './rest/routes.ts';
 import { createServices } from './services.ts';
-
 import { Authenticator } from './sessions/guard.ts';
 import { sessionPlugin } from './sessions/plugin.ts';
 import { sessionsRoutes } from './sessions/routes.ts';
+import { SessionComponent, SessionListItemComponent } from './sessions/schemas.ts';
 import type { Clock } from './sessions/service.ts';
 import { BackgroundLoop } from './shared/background.ts';
 import { AppError } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
+import type { Component } from './shared/schemas.ts';
 import { usersRoutes } from './users/routes.ts';
 
 export interface AppOptions {
@@ -68,6 +70,25 @@ const REDACT = [
   'recoveryCodes',
   'err.rawPacket',
 ];
+
+/** Every named shape the routes reference, for the document's components (plugins/openapi.ts). */
+function documentedComponents(profile: WireProfile): Component[] {
+  return [
+    profile.userComponent,
+    ...(profile.signinSuccessComponent ? [profile.signinSuccessComponent] : []),
+    ...authComponents(profile),
+    SessionComponent,
+    SessionListItemComponent,
+    PasskeyComponent,
+    TotpSetupComponent,
+    RecoveryCodesComponent,
+    AcceptedComponent,
+    ProductComponent,
+    ReviewComponent,
+    HealthComponent,
+    RestSupportComponent,
+  ];
+}
 
 /** Builds the whole service for a configuration; the server and the tests share it. */
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<App> {
@@ -178,7 +199,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     config.corsOrigins,
   );
   await app.register(sessionPlugin, { guard });
-  await app.register(openApiPlugin, { profile: config.profile });
+  await app.register(openApiPlugin, {
+    profile: config.profile,
+    publicUrl: config.publicUrl,
+    contactUrl: config.contactUrl,
+    components: documentedComponents(profile),
+  });
   await app.register(metricsPlugin, { metrics });
 
   await app.register(usersRoutes, { users: services.users, guard, profile, lookup: config.userLookup });
@@ -191,6 +217,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   if (profile.serves.restProbe) await app.register(restRoutes);
   await app.register(healthRoutes, { database, schema });
   await app.register(pagesRoutes);
+  await app.register(componentsPlugin);
   await app.register(docsPlugin);
 
   // Expired sessions and sign-in failures are removed in the background, never by a request.

@@ -65,6 +65,8 @@ export interface Config {
   corsOrigins: string[];
   /** Where users reach Usher's pages (links in mails, the passkey relying party); no trailing slash. */
   publicUrl: string;
+  /** Where API users reach the operators (the document's info.contact); PUBLIC_URL by default. */
+  contactUrl: string;
   mail: {
     /** smtp:// or smtps:// URL of the server that sends; unset: messages are written to `outboxDir`. */
     smtpUrl: string | undefined;
@@ -150,6 +152,14 @@ function databaseUrl(env: Env): string {
     'DATABASE_URL',
     'expected sqlite:<path>, sqlite::memory:, or postgres://user@host:port/database',
   );
+}
+
+function contactUrl(env: Env, fallback: string): string {
+  const raw = env.CONTACT_URL;
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^(https?:\/\/|mailto:)\S+$/.test(raw))
+    throw new ConfigError('CONTACT_URL', 'expected an https://, http:// or mailto: URL');
+  return raw;
 }
 
 function publicUrl(env: Env, host: string, port: number): string {
@@ -299,6 +309,7 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     corsOrigins: list(env, 'CORS_ORIGINS', ORIGIN, 'origins like https://app.example.com, comma-separated'),
     publicUrl: publicUrl(env, hostName, port),
+    contactUrl: contactUrl(env, publicUrl(env, hostName, port)),
     mail: {
       smtpUrl: smtpUrl(env),
       from,

@@ -268,6 +268,15 @@ describe('account lifecycle settings (issue 13)', () => {
     }
   });
 
+  test('CONTACT_URL (the OpenAPI contact) defaults to PUBLIC_URL and takes https://, http:// or mailto:', () => {
+    assert.equal(loadConfig({}).contactUrl, 'http://localhost:3000');
+    assert.equal(loadConfig({ PUBLIC_URL: 'https://id.example.com' }).contactUrl, 'https://id.example.com');
+    assert.equal(loadConfig({ CONTACT_URL: 'mailto:ops@example.com' }).contactUrl, 'mailto:ops@example.com');
+    for (const bad of ['ops@example.com', 'javascript:alert(1)', 'https://a b']) {
+      assertRejected({ CONTACT_URL: bad }, 'CONTACT_URL');
+    }
+  });
+
   test('SMTP_URL is an smtp:// or smtps:// URL; unset means the .eml outbox', () => {
     assert.equal(loadConfig({}).mail.smtpUrl, undefined);
     assert.equal(loadConfig({}).mail.outboxDir, './data/outbox');

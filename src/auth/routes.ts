@@ -3,11 +3,11 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ErrorRenderer } from '../plugins/errors.ts';
 import type { Metrics } from '../plugins/metrics.ts';
-import type { WireProfile } from '../profiles/index.ts';
+import { SIGNIN_NOTES, type WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
-import { SessionSchema, sessionBody } from '../sessions/schemas.ts';
+import { SessionComponent, sessionBody, TOKEN_MAX } from '../sessions/schemas.ts';
 import { AppError } from '../shared/errors.ts';
-import { errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
+import { component, failures, SERVER_ERRORS, success } from '../shared/schemas.ts';
 import { signinAudit } from './audit.ts';
 import type { AuthService, SigninOutcome } from './service.ts';
 
@@ -50,6 +50,40 @@ export interface AuthRoutesOptions {
 }
 
 type Success = Extract<SigninOutcome, { ok: true }>;
+
+/** POST /api/sessions' answer; named per profile since it holds the profile's user. */
+const tokenSessionFor = (profile: WireProfile) =>
+  component(
+    'TokenSession',
+    Type.Object(
+      {
+        token: Type.String({
+          maxLength: TOKEN_MAX,
+          pattern: '^[A-Za-z0-9_-]+$',
+          description: 'The session token, for `Authorization: Bearer …`; shown this once.',
+        }),
+        session: SessionComponent.ref,
+        user: profile.userSchema,
+      },
+      { additionalProperties: false, description: 'A session started for a client without cookies.' },
+    ),
+  );
+
+/** GET /api/session's answer. */
+const currentSessionFor = (profile: WireProfile) =>
+  component(
+    'CurrentSession',
+    Type.Object(
+      { user: profile.userSchema, session: SessionComponent.ref },
+      { additionalProperties: false, description: 'Who is signed in, and the session making the request.' },
+    ),
+  );
+
+/** The components these routes add to the document, for the app to register. */
+export const authComponents = (profile: WireProfile) => [
+  tokenSessionFor(profile),
+  currentSessionFor(profile),
+];
 
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   app,
@@ -101,6 +135,14 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
     body: profile.signinFailure(signinMessage(f.statusCode, f.headers)),
   });
   // POST /api/sessions is not a documented endpoint: its failures carry a message in both profiles.
+  const failuresWithMessage = failures(
+    [400, 401, 403, 413, 415, 429, 500, 503].map((status) => ['SIGNIN_FAILED', status] as const),
+    {
+      everyRoute: false,
+      headers: { 401: ['Usher-Second-Factor'] },
+      notes: SIGNIN_NOTES,
+    },
+  );
   const renderTokenSigninError: ErrorRenderer = (f) => ({
     statusCode: f.statusCode,
     body: { error: 'SIGNIN_FAILED', message: signinMessage(f.statusCode, f.headers) },
@@ -112,8 +154,16 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
       onResponse: audit,
       schema: {
         summary: 'Sign in with email and password',
+        operationId: 'signIn',
+        description:
+          'Checks the credentials (and a TOTP code for accounts with two-step sign-in) and starts a session ' +
+          'held in an HttpOnly cookie; the body is the documented one (SPEC 4.1). Attempts are throttled per ' +
+          'account and per client address.',
         body: SigninBody,
-        response: { 200: profile.signinSuccessSchema, default: profile.signinFailureSchema },
+        response: {
+          200: success(profile.signinSuccessSchema, 'Signed in; the session cookie is set.', 'Set-Cookie'),
+          ...profile.signinFailures,
+        },
       },
       config: { renderError: renderSigninError, noStore: true },
     },
@@ -132,20 +182,14 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
       onResponse: audit,
       schema: {
         summary: 'Sign in for a token, without a cookie (apps, servers, the docs page)',
+        operationId: 'createSession',
         description:
           'The same checks and throttle as POST /api/signin. The token goes in `Authorization: Bearer …`; ' +
           'no cookie is set. Failures are SIGNIN_FAILED with a message, in both profiles.',
         body: TokenSigninBody,
         response: {
-          201: Type.Object(
-            {
-              token: Type.String({ description: 'The session token; shown this once.' }),
-              session: SessionSchema,
-              user: profile.userSchema,
-            },
-            { additionalProperties: false },
-          ),
-          default: errorBody('SIGNIN_FAILED'),
+          201: success(tokenSessionFor(profile).ref, 'Signed in: the token, the session and the user.'),
+          ...failuresWithMessage,
         },
       },
       config: { renderError: renderTokenSigninError, noStore: true },
@@ -162,12 +206,12 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
     {
       schema: {
         summary: 'Who is signed in: the user and the session making the request',
+        operationId: 'getCurrentSession',
+        description:
+          'The user and session behind the cookie or Bearer token; a page view of a signed-in user.',
         response: {
-          200: Type.Object(
-            { user: profile.userSchema, session: SessionSchema },
-            { additionalProperties: false },
-          ),
-          default: errorBody('UNAUTHENTICATED', ...SERVER_ERRORS),
+          200: success(currentSessionFor(profile).ref, 'The signed-in user and this session.'),
+          ...failures(['UNAUTHENTICATED', ...SERVER_ERRORS]),
         },
       },
       config: { auth: 'session', noStore: true },

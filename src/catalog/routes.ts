@@ -4,8 +4,18 @@ import { Type } from 'typebox';
 import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import { currentSession } from '../sessions/guard.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
-import { pageRequest } from '../shared/paging.ts';
-import { BODY_ERRORS, errorBody, Id, SERVER_ERRORS } from '../shared/schemas.ts';
+import { MAX_PAGE_SIZE, pageRequest } from '../shared/paging.ts';
+import {
+  BODY_ERRORS,
+  component,
+  type Failing,
+  failures,
+  Id,
+  noContent,
+  SERVER_ERRORS,
+  success,
+  Timestamp,
+} from '../shared/schemas.ts';
 import { PRODUCT_SORT_KEYS, type Product, REVIEW_SORT_KEYS, type Review } from './model.ts';
 import {
   type CatalogService,
@@ -22,49 +32,61 @@ const idParam = (what: string) => Type.String({ pattern: ID_PATTERN, description
 const ProductParams = Type.Object({ id: idParam('Product') });
 const ReviewParams = Type.Object({ id: idParam('Product'), reviewId: idParam('Review') });
 
-const ProductSchema = Type.Object(
-  {
-    id: Id,
-    name: Type.String(),
-    description: Type.String(),
-    price: Type.Integer({ description: 'In minor currency units (cents).' }),
-    ownerId: Id,
-    createdAt: Type.String({ format: 'date-time' }),
-    updatedAt: Type.String({ format: 'date-time' }),
-  },
-  { additionalProperties: false },
-);
+const Price = (description: string) =>
+  Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
+const Rating = (description: string) =>
+  Type.Integer({ format: 'int32', minimum: 1, maximum: 5, description });
 
-const ReviewSchema = Type.Object(
-  {
-    id: Id,
-    productId: Id,
-    authorId: Id,
-    rating: Type.Integer({ minimum: 1, maximum: 5 }),
-    text: Type.String(),
-    time: Type.String({ format: 'date-time', description: 'When the review was written.' }),
-  },
-  { additionalProperties: false },
+export const ProductComponent = component(
+  'Product',
+  Type.Object(
+    {
+      id: Id,
+      name: Type.String({ maxLength: PRODUCT_NAME_MAX }),
+      description: Type.String({ maxLength: TEXT_MAX }),
+      price: Price('In minor currency units (cents).'),
+      ownerId: Id,
+      createdAt: Timestamp(),
+      updatedAt: Timestamp(),
+    },
+    { additionalProperties: false, description: 'A product; its creator (`ownerId`) alone may change it.' },
+  ),
 );
+const ProductSchema = ProductComponent.ref;
+
+export const ReviewComponent = component(
+  'Review',
+  Type.Object(
+    {
+      id: Id,
+      productId: Id,
+      authorId: Id,
+      rating: Rating('From 1 to 5.'),
+      text: Type.String({ maxLength: TEXT_MAX }),
+      time: Timestamp('When the review was written.'),
+    },
+    { additionalProperties: false, description: 'A review of a product; its author alone may change it.' },
+  ),
+);
+const ReviewSchema = ReviewComponent.ref;
 
 const ProductBody = Type.Object(
   {
-    name: Type.String({ description: `1 to ${PRODUCT_NAME_MAX} characters after trimming` }),
+    name: Type.String({
+      maxLength: PRODUCT_NAME_MAX,
+      description: `1 to ${PRODUCT_NAME_MAX} characters after trimming`,
+    }),
     description: Type.Optional(
       Type.String({ maxLength: TEXT_MAX, description: `at most ${TEXT_MAX} characters` }),
     ),
-    price: Type.Integer({
-      minimum: 0,
-      maximum: Number.MAX_SAFE_INTEGER,
-      description: 'a whole number of minor currency units, 0 or more',
-    }),
+    price: Price('a whole number of minor currency units, 0 or more'),
   },
   { additionalProperties: false },
 );
 
 const ReviewBody = Type.Object(
   {
-    rating: Type.Integer({ minimum: 1, maximum: 5, description: 'a whole number from 1 to 5' }),
+    rating: Rating('a whole number from 1 to 5'),
     text: Type.Optional(Type.String({ maxLength: TEXT_MAX, description: `at most ${TEXT_MAX} characters` })),
   },
   { additionalProperties: false },
@@ -90,6 +112,22 @@ const reviewBody = (r: Review) => ({
 });
 
 const WRITE_ERRORS = ['UNAUTHENTICATED', 'FORBIDDEN', ...SERVER_ERRORS] as const;
+const NOTES = {
+  product: { NOT_FOUND: 'No product has that id.' },
+  review: { NOT_FOUND: 'No product has that id, or it has no review with that id.' },
+  owner: {
+    NOT_FOUND: 'No product has that id.',
+    FORBIDDEN: 'You did not create this product, or the session cookie was sent cross-site.',
+  },
+  author: {
+    NOT_FOUND: 'No product has that id, or it has no review with that id.',
+    FORBIDDEN: 'You did not write this review, or the session cookie was sent cross-site.',
+  },
+} as const;
+const fails = (codes: readonly Failing[], notes: keyof typeof NOTES) =>
+  failures(codes, { notes: NOTES[notes] });
+const page = (item: typeof ProductSchema | typeof ReviewSchema, description: string) =>
+  success(Type.Array(item, { maxItems: MAX_PAGE_SIZE }), description, 'X-Total-Count', 'Link');
 
 const created = (reply: FastifyReply, location: string) => reply.code(201).header('location', location);
 
@@ -103,8 +141,13 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
     {
       schema: {
         summary: 'List products',
+        operationId: 'listProducts',
+        description: 'One page of products, ordered by `sort` (SPEC 4.2 paging).',
         querystring: pagingQuery(PRODUCT_SORT_KEYS),
-        response: { 200: Type.Array(ProductSchema), default: errorBody('INVALID_QUERY', ...SERVER_ERRORS) },
+        response: {
+          200: page(ProductSchema, 'A page of products.'),
+          ...failures(['INVALID_QUERY', ...SERVER_ERRORS]),
+        },
       },
     },
     async (request, reply) => {
@@ -120,8 +163,15 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
     {
       schema: {
         summary: 'Create a product',
+        operationId: 'createProduct',
+        description: 'You become its owner: only you may change or delete it.',
         body: ProductBody,
-        response: { 201: ProductSchema, default: errorBody(...WRITE_ERRORS, ...BODY_ERRORS) },
+        response: {
+          201: success(ProductSchema, 'Created.', 'Location'),
+          ...failures([...WRITE_ERRORS, ...BODY_ERRORS], {
+            notes: { FORBIDDEN: 'The session cookie was sent cross-site.' },
+          }),
+        },
       },
       config: { auth: 'session' },
     },
@@ -138,8 +188,13 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
     {
       schema: {
         summary: 'Get a product',
+        operationId: 'getProduct',
+        description: 'The product with that id.',
         params: ProductParams,
-        response: { 200: ProductSchema, default: errorBody('NOT_FOUND', ...SERVER_ERRORS) },
+        response: {
+          200: success(ProductSchema, 'The product.'),
+          ...fails(['NOT_FOUND', ...SERVER_ERRORS], 'product'),
+        },
       },
     },
     async (request) => productBody(await catalog.product(productId(request.params.id))),
@@ -150,9 +205,14 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
     {
       schema: {
         summary: "Replace a product's name, description and price (its creator only)",
+        operationId: 'replaceProduct',
+        description: 'A full replacement: a description left out becomes empty.',
         params: ProductParams,
         body: ProductBody,
-        response: { 200: ProductSchema, default: errorBody(...WRITE_ERRORS, 'NOT_FOUND', ...BODY_ERRORS) },
+        response: {
+          200: success(ProductSchema, 'Replaced.'),
+          ...fails([...WRITE_ERRORS, 'NOT_FOUND', ...BODY_ERRORS], 'owner'),
+        },
       },
       config: { auth: 'session' },
     },
@@ -167,8 +227,10 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
     {
       schema: {
         summary: 'Delete a product and its reviews (its creator only)',
+        operationId: 'deleteProduct',
+        description: 'Its reviews go with it.',
         params: ProductParams,
-        response: { 204: Type.Null(), default: errorBody(...WRITE_ERRORS, 'NOT_FOUND') },
+        response: { 204: noContent('Deleted.'), ...fails([...WRITE_ERRORS, 'NOT_FOUND'], 'owner') },
       },
       config: { auth: 'session' },
     },
@@ -184,11 +246,14 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
     {
       schema: {
         summary: "List a product's reviews",
+        operationId: 'listReviews',
+        description:
+          'One page of the reviews of one product, ordered by `sort` (SPEC 4.2 nested collections).',
         params: ProductParams,
         querystring: pagingQuery(REVIEW_SORT_KEYS),
         response: {
-          200: Type.Array(ReviewSchema),
-          default: errorBody('NOT_FOUND', 'INVALID_QUERY', ...SERVER_ERRORS),
+          200: page(ReviewSchema, 'A page of reviews.'),
+          ...fails(['NOT_FOUND', 'INVALID_QUERY', ...SERVER_ERRORS], 'product'),
         },
       },
     },
@@ -205,9 +270,16 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
     {
       schema: {
         summary: 'Review a product',
+        operationId: 'createReview',
+        description: 'You become its author: only you may change or delete it.',
         params: ProductParams,
         body: ReviewBody,
-        response: { 201: ReviewSchema, default: errorBody(...WRITE_ERRORS, 'NOT_FOUND', ...BODY_ERRORS) },
+        response: {
+          201: success(ReviewSchema, 'Created.', 'Location'),
+          ...failures([...WRITE_ERRORS, 'NOT_FOUND', ...BODY_ERRORS], {
+            notes: { ...NOTES.product, FORBIDDEN: 'The session cookie was sent cross-site.' },
+          }),
+        },
       },
       config: { auth: 'session' },
     },
@@ -224,8 +296,13 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
     {
       schema: {
         summary: 'Get a review',
+        operationId: 'getReview',
+        description: 'One review of one product.',
         params: ReviewParams,
-        response: { 200: ReviewSchema, default: errorBody('NOT_FOUND', ...SERVER_ERRORS) },
+        response: {
+          200: success(ReviewSchema, 'The review.'),
+          ...fails(['NOT_FOUND', ...SERVER_ERRORS], 'review'),
+        },
       },
     },
     async (request) =>
@@ -237,9 +314,14 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
     {
       schema: {
         summary: "Replace a review's rating and text (its author only)",
+        operationId: 'replaceReview',
+        description: 'A full replacement: a text left out becomes empty.',
         params: ReviewParams,
         body: ReviewBody,
-        response: { 200: ReviewSchema, default: errorBody(...WRITE_ERRORS, 'NOT_FOUND', ...BODY_ERRORS) },
+        response: {
+          200: success(ReviewSchema, 'Replaced.'),
+          ...fails([...WRITE_ERRORS, 'NOT_FOUND', ...BODY_ERRORS], 'author'),
+        },
       },
       config: { auth: 'session' },
     },
@@ -257,8 +339,10 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
     {
       schema: {
         summary: 'Delete a review (its author only)',
+        operationId: 'deleteReview',
+        description: 'Removes one of your reviews.',
         params: ReviewParams,
-        response: { 204: Type.Null(), default: errorBody(...WRITE_ERRORS, 'NOT_FOUND') },
+        response: { 204: noContent('Deleted.'), ...fails([...WRITE_ERRORS, 'NOT_FOUND'], 'author') },
       },
       config: { auth: 'session' },
     },

@@ -3,9 +3,13 @@ import { Type } from 'typebox';
 import type { Database } from '../db/database.ts';
 import type { SchemaReadiness } from '../db/schema-readiness.ts';
 import { AppError } from '../shared/errors.ts';
-import { errorBody } from '../shared/schemas.ts';
+import { component, failures, success } from '../shared/schemas.ts';
 
-const Status = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false });
+export const HealthComponent = component(
+  'Health',
+  Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false, description: 'All is well.' }),
+);
+const Status = HealthComponent.ref;
 const READY_TIMEOUT_MS = 1000;
 
 export interface HealthRoutesOptions {
@@ -20,7 +24,12 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
   app.get(
     '/healthz',
     {
-      schema: { summary: 'Liveness: the process runs', response: { 200: Status } },
+      schema: {
+        summary: 'Liveness: the process runs',
+        operationId: 'liveness',
+        description: 'Answers without touching the database: restart the process only when this fails.',
+        response: { 200: success(Status, 'The process runs.'), ...failures([]) },
+      },
       config: { usesDatabase: false },
     },
     async () => ({ status: 'ok' as const }),
@@ -31,7 +40,17 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
     {
       schema: {
         summary: 'Readiness: the database answers',
-        response: { 200: Status, default: errorBody('UNAVAILABLE') },
+        operationId: 'readiness',
+        description: 'Send traffic to this instance only while this answers 200.',
+        response: {
+          200: success(Status, 'Ready for traffic.'),
+          ...failures(['UNAVAILABLE'], {
+            notes: {
+              UNAVAILABLE:
+                'The database does not answer within a second or is not migrated yet, or the server is shutting down.',
+            },
+          }),
+        },
       },
       config: { usesDatabase: false },
     },

@@ -122,13 +122,14 @@ export class PasskeysRepository {
     return rows.map((r) => ({ id: r.credential_id, transports: parseTransports(r.transports) }));
   }
 
-  async list(userId: bigint): Promise<PasskeyView[]> {
+  async list(userId: bigint, limit: number): Promise<PasskeyView[]> {
     const rows = await this.#db
       .selectFrom('passkeys')
       .select(['id', 'name', 'created_at', 'last_used_at'])
       .where('user_id', '=', userId)
       .orderBy('created_at', 'asc')
       .orderBy('id', 'asc')
+      .limit(limit)
       .execute();
     return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at, lastUsedAt: r.last_used_at }));
   }

@@ -4,14 +4,22 @@ import { Type } from 'typebox';
 import { signinAudit } from '../auth/audit.ts';
 import type { ErrorRenderer } from '../plugins/errors.ts';
 import type { Metrics } from '../plugins/metrics.ts';
-import type { WireProfile } from '../profiles/index.ts';
+import { SIGNIN_NOTES, type WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { AppError } from '../shared/errors.ts';
-import { BODY_ERRORS, errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
+import {
+  BODY_ERRORS,
+  component,
+  failures,
+  noContent,
+  SERVER_ERRORS,
+  success,
+  Timestamp,
+} from '../shared/schemas.ts';
 import { invalid } from '../shared/text.ts';
 import { toUser } from '../users/repository.ts';
-import { checkName } from '../users/rules.ts';
-import { type PasskeyService, RegistrationRefused } from './service.ts';
+import { checkName, NAME_MAX } from '../users/rules.ts';
+import { PASSKEY_LIST_MAX, type PasskeyService, RegistrationRefused } from './service.ts';
 
 export interface PasskeyRoutesOptions {
   passkeys: PasskeyService;
@@ -22,25 +30,35 @@ export interface PasskeyRoutesOptions {
 
 const PASSKEY_ID = /^[0-9a-f]{32}$/;
 
-const PasskeySchema = Type.Object(
-  {
-    id: Type.String({
-      description: "The passkey's public id (32 hex digits), for DELETE; not the WebAuthn credential id.",
-    }),
-    name: Type.String({ description: 'A label chosen at registration ("Passkey" by default).' }),
-    createdAt: Type.String({ format: 'date-time' }),
-  },
-  { additionalProperties: false },
+export const PasskeyComponent = component(
+  'Passkey',
+  Type.Object(
+    {
+      id: Type.String({
+        pattern: PASSKEY_ID.source,
+        maxLength: 32,
+        description: "The passkey's public id (32 hex digits), for DELETE; not the WebAuthn credential id.",
+      }),
+      name: Type.String({
+        maxLength: NAME_MAX,
+        description: 'A label chosen at registration ("Passkey" by default).',
+      }),
+      createdAt: Timestamp(),
+    },
+    { additionalProperties: false, description: 'One of your passkeys.' },
+  ),
 );
+const PasskeySchema = PasskeyComponent.ref;
 
 // The browser's JSON (base64url for binary fields). Loose on purpose: the WebAuthn library checks
 // the content, and on sign-in every wrong credential must be the same 401, not a schema's 400.
 const credentialSchema = (description: string) =>
   Type.Object(
     {
-      id: Type.Optional(Type.String({ description: 'The credential id, base64url.' })),
-      rawId: Type.Optional(Type.String()),
-      type: Type.Optional(Type.String({ description: '"public-key"' })),
+      // Bounds far above any real credential (ids are at most 1023 bytes).
+      id: Type.Optional(Type.String({ maxLength: 2048, description: 'The credential id, base64url.' })),
+      rawId: Type.Optional(Type.String({ maxLength: 2048, description: 'The same id, base64url.' })),
+      type: Type.Optional(Type.String({ maxLength: 32, description: '"public-key"' })),
       response: Type.Optional(Type.Object({}, { additionalProperties: true })),
     },
     { additionalProperties: true, description },
@@ -48,7 +66,7 @@ const credentialSchema = (description: string) =>
 
 const OptionsSchema = (description: string) =>
   Type.Object(
-    { challenge: Type.String({ description: 'base64url' }) },
+    { challenge: Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9_-]+$', description: 'base64url' }) },
     { additionalProperties: true, description },
   );
 
@@ -56,7 +74,10 @@ const RegisterBody = Type.Object(
   {
     credential: credentialSchema("The RegistrationResponseJSON of navigator.credentials.create()'s result."),
     name: Type.Optional(
-      Type.String({ description: '1 to 100 characters after trimming; "Passkey" if absent.' }),
+      Type.String({
+        maxLength: NAME_MAX,
+        description: `1 to ${NAME_MAX} characters after trimming; "Passkey" if absent.`,
+      }),
     ),
   },
   { additionalProperties: false },
@@ -72,7 +93,11 @@ const SigninBody = Type.Object(
 );
 
 const PasskeyIdParams = Type.Object({
-  id: Type.String({ description: 'A passkey id from GET /api/passkeys (32 hex digits).' }),
+  id: Type.String({
+    pattern: PASSKEY_ID.source,
+    maxLength: 32,
+    description: 'A passkey id from GET /api/passkeys (32 hex digits).',
+  }),
 });
 
 const view = (p: { id: string; name: string; createdAt: Date }) => ({
@@ -87,6 +112,8 @@ function signinMessage(statusCode: number): string {
   if (statusCode >= 500) return 'Sign-in is unavailable right now; try again later.';
   return 'The request body must be a JSON object with the credential in "credential".';
 }
+
+const CROSS_SITE = { FORBIDDEN: 'The session cookie was sent cross-site.' } as const;
 
 const passkeyNotFound = () => new AppError('NOT_FOUND', 'You have no passkey with that id.');
 
@@ -109,11 +136,12 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
     {
       schema: {
         summary: 'Options for navigator.credentials.create(): a new passkey for you',
+        operationId: 'passkeyRegistrationOptions',
         description:
           'PublicKeyCredentialCreationOptions as JSON (binary fields base64url). The challenge is good once, for 5 minutes, on any instance; your passkeys are in excludeCredentials.',
         response: {
-          200: OptionsSchema('PublicKeyCredentialCreationOptionsJSON'),
-          default: errorBody('UNAUTHENTICATED', 'FORBIDDEN', ...SERVER_ERRORS),
+          200: success(OptionsSchema('PublicKeyCredentialCreationOptionsJSON'), 'The options.'),
+          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', ...SERVER_ERRORS], { notes: CROSS_SITE }),
         },
       },
       config: { auth: 'session', noStore: true },
@@ -129,10 +157,16 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
     {
       schema: {
         summary: 'Register the passkey the browser created from the options',
+        operationId: 'registerPasskey',
+        description:
+          'Needs a sign-in of the last 10 minutes; a notice is mailed to the account. A credential that does ' +
+          'not verify against a live challenge is 400 VALIDATION_FAILED (`credential: …`).',
         body: RegisterBody,
         response: {
-          201: PasskeySchema,
-          default: errorBody('UNAUTHENTICATED', 'FORBIDDEN', ...BODY_ERRORS, ...SERVER_ERRORS),
+          201: success(PasskeySchema, 'Registered.'),
+          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', ...BODY_ERRORS, ...SERVER_ERRORS], {
+            notes: CROSS_SITE,
+          }),
         },
       },
       config: { auth: 'session', noStore: true },
@@ -161,9 +195,11 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
     {
       schema: {
         summary: 'Your passkeys, oldest first',
+        operationId: 'listPasskeys',
+        description: `At most ${PASSKEY_LIST_MAX}.`,
         response: {
-          200: Type.Array(PasskeySchema),
-          default: errorBody('UNAUTHENTICATED', ...SERVER_ERRORS),
+          200: success(Type.Array(PasskeySchema, { maxItems: PASSKEY_LIST_MAX }), 'Your passkeys.'),
+          ...failures(['UNAUTHENTICATED', ...SERVER_ERRORS]),
         },
       },
       config: { auth: 'session', noStore: true },
@@ -176,13 +212,17 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
     {
       schema: {
         summary: 'Remove one of your passkeys: it cannot sign in any more',
+        operationId: 'deletePasskey',
+        description: "Another user's passkey is unknown (404).",
         params: PasskeyIdParams,
         response: {
-          204: Type.Null(),
-          default: errorBody('UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', ...SERVER_ERRORS),
+          204: noContent('Removed.'),
+          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', ...SERVER_ERRORS], {
+            notes: { ...CROSS_SITE, NOT_FOUND: 'You have no passkey with that id.' },
+          }),
         },
       },
-      config: { auth: 'session', noStore: true },
+      config: { auth: 'session', noStore: true, notFound: passkeyNotFound },
     },
     async (request, reply) => {
       const { id } = request.params;
@@ -198,11 +238,12 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
     {
       schema: {
         summary: 'Options for navigator.credentials.get(): sign in with a passkey',
+        operationId: 'passkeySigninOptions',
         description:
           'PublicKeyCredentialRequestOptions as JSON, with an empty allowCredentials (discoverable passkeys). The challenge is good once, for 5 minutes, on any instance.',
         response: {
-          200: OptionsSchema('PublicKeyCredentialRequestOptionsJSON'),
-          default: errorBody(...SERVER_ERRORS),
+          200: success(OptionsSchema('PublicKeyCredentialRequestOptionsJSON'), 'The options.'),
+          ...failures(SERVER_ERRORS),
         },
       },
       config: { noStore: true },
@@ -216,10 +257,28 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
       onResponse: audit,
       schema: {
         summary: 'Sign in with a passkey',
+        operationId: 'signInWithPasskey',
         description:
           "The success body and session cookie of POST /api/signin, in the profile's shape. Any credential that does not verify (unknown, deleted, wrong signature, used or expired challenge, a counter that did not grow) is 401 SIGNIN_FAILED. No TOTP code is asked: a passkey with user verification is two factors already.",
         body: SigninBody,
-        response: { 200: profile.signinSuccessSchema, default: profile.signinFailureSchema },
+        response: {
+          200: success(profile.signinSuccessSchema, 'Signed in; the session cookie is set.', 'Set-Cookie'),
+          ...failures(
+            [400, 401, 403, 413, 415, 500, 503].map((status) => ['SIGNIN_FAILED', status] as const),
+            {
+              codeOnly: profile.name === 'a',
+              everyRoute: false,
+              notes: {
+                SIGNIN_FAILED: {
+                  ...SIGNIN_NOTES.SIGNIN_FAILED,
+                  400: 'The body is not a JSON object with the credential in `credential`.',
+                  401: 'The credential does not verify: unknown, removed, a wrong signature, a used or expired challenge.',
+                  503: 'The database does not answer.',
+                },
+              },
+            },
+          ),
+        },
       },
       config: { renderError: renderSigninError, noStore: true },
     },

@@ -20,6 +20,9 @@ import type { User } from '../users/user.ts';
 import { CredentialTakenError, type PasskeysRepository, type PasskeyView } from './repository.ts';
 
 /** A challenge is good for this long, once. */
+/** How many passkeys a list shows (the oldest): far more than anyone registers. */
+export const PASSKEY_LIST_MAX = 100;
+
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
 const RP_NAME = 'Usher';
 const DEFAULT_NAME = 'Passkey';
@@ -223,7 +226,7 @@ export class PasskeyService {
   }
 
   list(userId: bigint): Promise<PasskeyView[]> {
-    return this.#passkeys.list(userId);
+    return this.#passkeys.list(userId, PASSKEY_LIST_MAX);
   }
 
   delete(userId: bigint, id: string): Promise<boolean> {

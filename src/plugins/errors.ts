@@ -26,6 +26,8 @@ declare module 'fastify' {
     renderError?: ErrorRenderer;
     /** The code for a path id that cannot name a row: such an id is a 404, never a 400. */
     notFoundCode?: ErrorCode;
+    /** The route's own not-found failure, for a path id its schema refuses (the same body as an unknown id). */
+    notFound?: () => AppError;
     /** false for routes that answer without the database (liveness). */
     usesDatabase?: boolean;
   }
@@ -69,6 +71,8 @@ function describeValidation(errors: AjvError[]): string {
         ? `${path}: must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`
         : 'body: must be a JSON object';
     }
+    case 'maxLength':
+      return `${path || 'body'}: must be at most ${String(e.params.limit)} characters`;
     default: {
       const rule = e.parentSchema?.description;
       return `${path || 'body'}: ${rule ? `must be ${rule}` : (e.message ?? 'is invalid')}`;
@@ -90,6 +94,14 @@ export function toFailure(error: FastifyError, request: FastifyRequest): Failure
   }
   if (error.validation) {
     if (error.validationContext === 'params') {
+      const notFound = request.routeOptions.config.notFound?.();
+      if (notFound)
+        return {
+          statusCode: notFound.statusCode,
+          code: notFound.code,
+          message: notFound.message,
+          headers: {},
+        };
       const code = request.routeOptions.config.notFoundCode ?? 'NOT_FOUND';
       return failure(code, ERROR_CODES[code].when);
     }

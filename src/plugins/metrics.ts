@@ -7,6 +7,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import { Type } from 'typebox';
 import type { Database } from '../db/database.ts';
 import type { MailOutcome } from '../mail/service.ts';
+import { failures } from '../shared/schemas.ts';
 
 export type SigninOutcomeLabel =
   | 'success'
@@ -122,7 +123,21 @@ export const metricsPlugin = fp<{ metrics: Metrics }>(
       {
         schema: {
           summary: 'Prometheus metrics (text exposition format)',
-          response: { 200: Type.String({ description: 'Prometheus text format' }) },
+          operationId: 'metrics',
+          description:
+            'Requests by route pattern and status, latency, sign-ins by outcome and method, the mail outbox, ' +
+            'the hash queue and the process. Keep it off the public internet (README, "Operating it").',
+          response: {
+            200: {
+              description: 'The metrics.',
+              content: {
+                'text/plain': {
+                  schema: Type.String({ description: 'Prometheus text format, version 0.0.4.' }),
+                },
+              },
+            },
+            ...failures([]),
+          },
         },
         config: { usesDatabase: false },
       },

@@ -6,6 +6,16 @@ import swaggerUi from '@fastify/swagger-ui';
 import fp from 'fastify-plugin';
 import type { Profile } from '../config.ts';
 import { SESSION_COOKIE, SESSION_SECURITY } from '../sessions/guard.ts';
+import { ID_PATTERN } from '../shared/ids.ts';
+import { MAX_PAGE_SIZE } from '../shared/paging.ts';
+import {
+  type Component,
+  errorComponentById,
+  MAX_ID,
+  MAX_ID_IN_DOCUMENT,
+  referencedComponents,
+} from '../shared/schemas.ts';
+import { PAGE_PATTERN, SIZE_PATTERN } from './paging.ts';
 
 export const DOCS_PREFIX = '/docs';
 
@@ -39,20 +49,81 @@ function tagFor(url: string): Tag {
 }
 
 /**
+ * How the document shows a parameter the route validates as text. A path id or a page number
+ * arrives as text and is checked by a pattern (so "007" or "1e3" never name a row); the document
+ * says what that text is, an integer with its bounds, which is what generators and clients need.
+ */
+const AS_INTEGER: Record<string, object> = {
+  [ID_PATTERN]: { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_ID_IN_DOCUMENT },
+  [PAGE_PATTERN]: { type: 'integer', format: 'int32', minimum: 1, maximum: 999_999_999 },
+  [SIZE_PATTERN]: { type: 'integer', format: 'int32', minimum: 1, maximum: MAX_PAGE_SIZE },
+};
+
+function documentedParameters(schema: unknown): unknown {
+  if (schema === null || typeof schema !== 'object') return schema;
+  const object = schema as { properties?: Record<string, { pattern?: string; description?: string }> };
+  if (!object.properties) return schema;
+  const properties = Object.fromEntries(
+    Object.entries(object.properties).map(([name, property]) => {
+      const integer = property.pattern === undefined ? undefined : AS_INTEGER[property.pattern];
+      return [name, integer ? { ...integer, description: property.description } : property];
+    }),
+  );
+  return { ...object, properties };
+}
+
+/** Says which environment the server is, as far as its address tells. */
+function serverDescription(publicUrl: string): string {
+  const host = new URL(publicUrl).hostname;
+  return host === 'localhost' || host === '127.0.0.1' || host === '[::1]'
+    ? 'This server, local (PUBLIC_URL is not set to a public address).'
+    : 'This server at its PUBLIC_URL: the production or staging deployment its operators run.';
+}
+
+export interface OpenApiOptions {
+  profile: Profile;
+  /** Where clients reach this server (PUBLIC_URL): the document's server. */
+  publicUrl: string;
+  /** Where API users reach the operators (CONTACT_URL). */
+  contactUrl: string;
+  /** The named shapes the routes reference; error bodies are added as the routes use them. */
+  components: readonly Component[];
+}
+
+const kReferenced = Symbol('usher.referencedComponents');
+declare module 'fastify' {
+  interface FastifyInstance {
+    [kReferenced]: Set<string>;
+  }
+}
+
+/**
  * Must be registered before any route: @fastify/swagger collects routes as they are added. A
  * route that needs a session (config.auth) is documented with the session security schemes.
  */
-export const openApiPlugin = fp<{ profile: Profile }>(
-  async (app, { profile }) => {
+export const openApiPlugin = fp<OpenApiOptions>(
+  async (app, { profile, publicUrl, contactUrl, components }) => {
+    const referenced = new Set<string>();
+    app.decorate(kReferenced, referenced);
+    app.addHook('onRoute', (route) => {
+      referencedComponents(route.schema, referenced);
+    });
+    const byId = new Map(components.map((c) => [c.id, c]));
+    app.decorate('usherComponent', (id: string) => byId.get(id) ?? errorComponentById(id));
+
     await app.register(swagger, {
       transform: ({ schema, url, route }) => ({
         schema: {
           ...schema,
+          ...(schema.params ? { params: documentedParameters(schema.params) } : {}),
+          ...(schema.querystring ? { querystring: documentedParameters(schema.querystring) } : {}),
           tags: [tagFor(url)],
           ...(route.config?.auth === 'session' ? { security: SESSION_SECURITY } : {}),
         },
         url,
       }),
+      // Named components keep their names ("User", "Error404") instead of def-0, def-1…
+      refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
       openapi: {
         openapi: '3.1.0',
         info: {
@@ -62,8 +133,19 @@ export const openApiPlugin = fp<{ profile: Profile }>(
             `User lookup, registration, sign-in and sessions, plus products with nested reviews. This server runs ` +
             `profile ${profile.toUpperCase()}, which fixes the wire format of the documented endpoints ` +
             '(GET /api/users/{id}, GET /api/users, POST /api/signin, POST /rest). Every failure has a top-level ' +
-            '`error` code; the codes each route can answer with are listed under its responses.',
+            '`error` code; each response lists the codes that route gives with that status. Any request can ' +
+            'also be refused before it reaches a route: 400 `BAD_REQUEST` (not valid HTTP/1.1), 408 ' +
+            '`REQUEST_TIMEOUT`, 431 `HEADERS_TOO_LARGE`.',
+          contact: { name: 'The operators of this server', url: contactUrl },
+          license: { name: 'MIT', identifier: 'MIT' },
         },
+        servers: [
+          {
+            url: publicUrl,
+            description: serverDescription(publicUrl),
+            'x-internal': false,
+          } as { url: string; description: string },
+        ],
         tags: TAGS.filter((t) => t.name !== 'rest probe' || profile === 'b').map((t) => ({ ...t })),
         components: {
           securitySchemes: {
@@ -87,11 +169,54 @@ export const openApiPlugin = fp<{ profile: Profile }>(
   { name: 'usher-openapi' },
 );
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    usherComponent(id: string): Component | undefined;
+  }
+}
+
+/**
+ * Registers the named components the routes referenced (and those they reference in turn), so
+ * the document holds each shape once and none it does not use. After every route, before ready.
+ */
+export const componentsPlugin = fp(
+  async (app) => {
+    const pending = [...app[kReferenced]];
+    const registered = new Set<string>();
+    while (pending.length > 0) {
+      const id = pending.pop() as string;
+      if (registered.has(id)) continue;
+      const found = app.usherComponent(id);
+      if (!found) throw new Error(`a route references ${id}, which no component defines`);
+      app.addSchema(found.schema);
+      registered.add(id);
+      pending.push(...referencedComponents(found.schema));
+    }
+  },
+  { name: 'usher-components', dependencies: ['usher-openapi'] },
+);
+
+/**
+ * The document as JSON. An id's maximum, 2^63-1, is written with its exact digits: as a number it
+ * would be rounded to 2^63, one past the largest id.
+ */
+export function documentJson(document: unknown): string {
+  return JSON.stringify(document, (key, value) =>
+    key === 'maximum' && value === MAX_ID_IN_DOCUMENT ? rawJson(String(MAX_ID)) : value,
+  );
+}
+
+// JSON.rawJSON (Node 21+) is not in TypeScript's lib yet.
+const rawJson = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
+
 /** GET /openapi.json and the browsable docs at /docs; registered after every route. */
 export const docsPlugin = fp(
   async (app) => {
-    app.get('/openapi.json', { schema: { hide: true }, config: { usesDatabase: false } }, async () =>
-      app.swagger(),
+    app.get(
+      '/openapi.json',
+      { schema: { hide: true }, config: { usesDatabase: false } },
+      async (_request, reply) =>
+        reply.type('application/json; charset=utf-8').send(documentJson(app.swagger())),
     );
     await app.register(swaggerUi, {
       routePrefix: DOCS_PREFIX,

@@ -4,23 +4,30 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type PageRequest } from '../shared/paging.ts';
 
+/** A page number as text: 1 to 999,999,999, no sign or leading zero. */
+export const PAGE_PATTERN = '^[1-9][0-9]{0,8}$';
+/** A page size as text: 1 to MAX_PAGE_SIZE. */
+export const SIZE_PATTERN = `^(${MAX_PAGE_SIZE}|[1-9][0-9]?)$`;
+
 /** The querystring schema of a list sortable by `keys` (the first is the default, `id`). */
 export function pagingQuery(keys: readonly string[]) {
   const alternatives = keys.join('|');
   return Type.Object(
     {
       page: Type.Optional(
-        Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: 'a whole number from 1 (default 1)' }),
+        Type.String({ pattern: PAGE_PATTERN, description: 'a whole number from 1 (default 1)' }),
       ),
       size: Type.Optional(
         Type.String({
-          pattern: `^(${MAX_PAGE_SIZE}|[1-9][0-9]?)$`,
+          pattern: SIZE_PATTERN,
           description: `a whole number from 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})`,
         }),
       ),
       sort: Type.Optional(
         Type.String({
           pattern: `^(-?(${alternatives})|(${alternatives}),(asc|desc))$`,
+          // The longest text the pattern accepts, so the limit never decides alone.
+          maxLength: Math.max(...keys.map((k) => k.length)) + ',desc'.length,
           description: `one of ${keys.join(', ')}; "-key" or "key,desc" for descending (default id)`,
         }),
       ),

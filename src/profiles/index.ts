@@ -2,52 +2,99 @@
 // lives here; routes ask the active profile for schemas and bodies instead of branching on it.
 import { type TSchema, Type } from 'typebox';
 import type { Profile } from '../config.ts';
-import { codeOnlyErrorBody, errorBody, Id } from '../shared/schemas.ts';
+import { type Component, component, failures, Id, Timestamp } from '../shared/schemas.ts';
 import type { User } from '../users/user.ts';
 
 export interface WireProfile {
   readonly name: Profile;
   /** Which documented endpoints exist in this profile. */
   readonly serves: { readonly userList: boolean; readonly restProbe: boolean };
+  /** The user as this profile writes it: the document's `User`. */
+  readonly userComponent: Component;
   readonly userSchema: TSchema;
   user(user: User): object;
+  /** The documented sign-in's success body: the document's `SigninSuccess` (profile B's wraps the user). */
+  readonly signinSuccessComponent: Component | undefined;
   readonly signinSuccessSchema: TSchema;
   signinSuccess(user: User): object;
-  readonly signinFailureSchema: TSchema;
+  /** The sign-in routes' failure responses: SIGNIN_FAILED at every status, in this profile's shape. */
+  readonly signinFailures: Record<number, TSchema>;
   signinFailure(message: string): object;
 }
 
-const userA = Type.Object(
-  { id: Id, email: Type.String(), name: Type.String() },
-  { additionalProperties: false },
+const email = Type.String({ format: 'email', maxLength: 254, description: "The account's email address." });
+const name = Type.String({ maxLength: 100, description: 'Display name.' });
+
+const userA = component(
+  'User',
+  Type.Object({ id: Id, email, name }, { additionalProperties: false, description: 'A user (profile A).' }),
 );
 
-const userB = Type.Object(
-  {
-    id: Id,
-    email: Type.String(),
-    name: Type.String(),
-    createdAt: Type.String({ format: 'date-time', description: 'When the account was registered.' }),
-    emailVerified: Type.Boolean({ description: 'The email was confirmed through a link mailed to it.' }),
-  },
-  { additionalProperties: false },
+const userB = component(
+  'User',
+  Type.Object(
+    {
+      id: Id,
+      email,
+      name,
+      createdAt: Timestamp('When the account was registered.'),
+      emailVerified: Type.Boolean({ description: 'The email was confirmed through a link mailed to it.' }),
+    },
+    { additionalProperties: false, description: 'A user (profile B).' },
+  ),
 );
+
+const signinSuccessB = component(
+  'SigninSuccess',
+  Type.Object(
+    { user: userB.ref },
+    { additionalProperties: false, description: 'Signed in (profile B): the user, wrapped.' },
+  ),
+);
+
+/** Every failure of a sign-in route is SIGNIN_FAILED; its status says which. */
+const SIGNIN_FAILING = [400, 401, 403, 413, 415, 429, 500, 503].map(
+  (status) => ['SIGNIN_FAILED', status] as const,
+);
+/** What SIGNIN_FAILED means at each status; none of them says whether the email has an account. */
+export const SIGNIN_NOTES = {
+  SIGNIN_FAILED: {
+    400: 'The body is not a JSON object with string fields.',
+    401: 'Wrong or missing credentials; with `Usher-Second-Factor: totp` when the password was right and a code is needed.',
+    403: 'The email is not verified yet while REQUIRE_VERIFIED_EMAIL is on.',
+    413: 'The body is larger than 1 MiB.',
+    415: 'The body is not application/json.',
+    429: 'Too many attempts for this account or from this address; try again after Retry-After seconds.',
+    500: 'An unexpected failure; details are logged, never returned.',
+    503: 'The database does not answer, or the server is too busy to check passwords (then with Retry-After).',
+  },
+};
+const signinFailures = (codeOnly: boolean) =>
+  failures(SIGNIN_FAILING, {
+    codeOnly,
+    everyRoute: false,
+    notes: SIGNIN_NOTES,
+    headers: { 401: ['Usher-Second-Factor'] },
+  });
 
 const profileA: WireProfile = {
   name: 'a',
   serves: { userList: false, restProbe: false },
-  userSchema: userA,
+  userComponent: userA,
+  userSchema: userA.ref,
   user: (u) => ({ id: u.id, email: u.email, name: u.name }),
-  signinSuccessSchema: userA,
+  signinSuccessComponent: undefined,
+  signinSuccessSchema: userA.ref,
   signinSuccess: (u) => profileA.user(u),
-  signinFailureSchema: codeOnlyErrorBody('SIGNIN_FAILED'),
+  signinFailures: signinFailures(true),
   signinFailure: () => ({ error: 'SIGNIN_FAILED' }),
 };
 
 const profileB: WireProfile = {
   name: 'b',
   serves: { userList: true, restProbe: true },
-  userSchema: userB,
+  userComponent: userB,
+  userSchema: userB.ref,
   user: (u) => ({
     id: u.id,
     email: u.email,
@@ -55,9 +102,10 @@ const profileB: WireProfile = {
     createdAt: u.createdAt.toISOString(),
     emailVerified: u.emailVerified,
   }),
-  signinSuccessSchema: Type.Object({ user: userB }, { additionalProperties: false }),
+  signinSuccessComponent: signinSuccessB,
+  signinSuccessSchema: signinSuccessB.ref,
   signinSuccess: (u) => ({ user: profileB.user(u) }),
-  signinFailureSchema: errorBody('SIGNIN_FAILED'),
+  signinFailures: signinFailures(false),
   signinFailure: (message) => ({ error: 'SIGNIN_FAILED', message }),
 };
 

@@ -1,13 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { PASSWORD_INPUT_MAX } from '../passwords/hasher.ts';
+import { PASSWORD_MAX } from '../passwords/policy.ts';
 import { currentSession } from '../sessions/guard.ts';
-import { BODY_ERRORS, errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
+import { BODY_ERRORS, component, failures, noContent, SERVER_ERRORS, success } from '../shared/schemas.ts';
 import type { RecoveryService } from './service.ts';
 
-const Accepted = Type.Object(
-  { status: Type.Literal('accepted') },
-  { additionalProperties: false, description: 'Accepted: whatever follows happens by mail.' },
+export const AcceptedComponent = component(
+  'Accepted',
+  Type.Object(
+    { status: Type.Literal('accepted') },
+    { additionalProperties: false, description: 'Accepted: whatever follows happens by mail.' },
+  ),
 );
+const Accepted = AcceptedComponent.ref;
+const TOKEN_NOTES = { INVALID_TOKEN: 'The token is unknown, already used, or expired: ask for a new link.' };
 const token = Type.String({
   maxLength: 128,
   description: 'The token from the link in the mail (the part after #token=).',
@@ -23,6 +30,7 @@ export const recoveryRoutes: FastifyPluginAsyncTypebox<{ recovery: RecoveryServi
     {
       schema: {
         summary: 'Ask for a password-reset link by mail',
+        operationId: 'forgotPassword',
         description:
           'Always 202 for a well-formed request, whether or not the email has an account, in about the same ' +
           'time; when it has one, a link to {PUBLIC_URL}/reset-password is mailed (at most 3 per account per 15 minutes).',
@@ -31,8 +39,12 @@ export const recoveryRoutes: FastifyPluginAsyncTypebox<{ recovery: RecoveryServi
           { additionalProperties: false },
         ),
         response: {
-          202: Accepted,
-          default: errorBody('TOO_MANY_REQUESTS', ...BODY_ERRORS, ...SERVER_ERRORS),
+          202: success(Accepted, 'Accepted; a mail follows if the email has an account.'),
+          ...failures(['TOO_MANY_REQUESTS', ...BODY_ERRORS, ...SERVER_ERRORS], {
+            notes: {
+              TOO_MANY_REQUESTS: 'Too many reset requests from this client address (20 per 15 minutes).',
+            },
+          }),
         },
       },
       config: { noStore: true },
@@ -48,21 +60,23 @@ export const recoveryRoutes: FastifyPluginAsyncTypebox<{ recovery: RecoveryServi
     {
       schema: {
         summary: 'Choose a new password with the token from a reset link',
+        operationId: 'resetPassword',
         description:
           'Ends every session of the user, voids their other reset links, marks the email verified and mails a notice.',
         body: Type.Object(
           {
             token,
             password: Type.String({
-              description: 'The new password, by the registration rules.',
+              maxLength: PASSWORD_INPUT_MAX,
+              description: `The new password, by the registration rules (8 to ${PASSWORD_MAX} characters after NFKC).`,
               writeOnly: true,
             }),
           },
           { additionalProperties: false },
         ),
         response: {
-          204: Type.Null(),
-          default: errorBody('INVALID_TOKEN', ...BODY_ERRORS, ...SERVER_ERRORS),
+          204: noContent('The password is changed; every session of the account has ended.'),
+          ...failures(['INVALID_TOKEN', ...BODY_ERRORS, ...SERVER_ERRORS], { notes: TOKEN_NOTES }),
         },
       },
       config: { noStore: true },
@@ -78,8 +92,13 @@ export const recoveryRoutes: FastifyPluginAsyncTypebox<{ recovery: RecoveryServi
     {
       schema: {
         summary: 'Confirm an email address with the token from a verification link',
+        operationId: 'verifyEmail',
+        description: 'The link is good for the address it was mailed to only, once.',
         body: Type.Object({ token }, { additionalProperties: false }),
-        response: { 204: Type.Null(), default: errorBody('INVALID_TOKEN', ...BODY_ERRORS, ...SERVER_ERRORS) },
+        response: {
+          204: noContent('The email address is verified.'),
+          ...failures(['INVALID_TOKEN', ...BODY_ERRORS, ...SERVER_ERRORS], { notes: TOKEN_NOTES }),
+        },
       },
       config: { noStore: true },
     },
@@ -94,9 +113,15 @@ export const recoveryRoutes: FastifyPluginAsyncTypebox<{ recovery: RecoveryServi
     {
       schema: {
         summary: 'Mail a new verification link to your email address',
+        operationId: 'resendVerification',
         description:
           'Sends nothing when the email is already verified or 3 links went out in the last 15 minutes.',
-        response: { 202: Accepted, default: errorBody('UNAUTHENTICATED', 'FORBIDDEN', ...SERVER_ERRORS) },
+        response: {
+          202: success(Accepted, 'Accepted; a link is mailed unless verified already or too many went out.'),
+          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', ...SERVER_ERRORS], {
+            notes: { FORBIDDEN: 'The session cookie was sent cross-site.' },
+          }),
+        },
       },
       config: { auth: 'session', noStore: true },
     },

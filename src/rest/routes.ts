@@ -1,8 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { ErrorRenderer } from '../plugins/errors.ts';
+import { component, success } from '../shared/schemas.ts';
 
-const RestSupport = Type.Object({ restSupport: Type.Boolean() }, { additionalProperties: false });
+export const RestSupportComponent = component(
+  'RestSupport',
+  Type.Object(
+    { restSupport: Type.Boolean() },
+    { additionalProperties: false, description: 'Whether the body was a user object with a string email.' },
+  ),
+);
 
 // An unreadable body (bad JSON, wrong type, too large) is not an error here: it is a `false`.
 const renderError: ErrorRenderer = () => ({ statusCode: 200, body: { restSupport: false } });
@@ -14,8 +21,11 @@ export const restRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         summary: 'REST support probe',
+        operationId: 'restProbe',
+        description:
+          'SPEC 4.2: always 200, even for a body that is not JSON, too large or malformed (then `false`); echoes nothing.',
         body: Type.Unknown({ description: 'Any JSON; a user object whose email is a string gives true.' }),
-        response: { 200: RestSupport, default: RestSupport },
+        response: { 200: success(RestSupportComponent.ref, 'The verdict.') },
       },
       config: { renderError },
     },

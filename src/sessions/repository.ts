@@ -130,8 +130,8 @@ export class SessionsRepository {
     await this.#db.deleteFrom('sessions').where('token_hash', '=', tokenHash).execute();
   }
 
-  /** A user's live sessions, newest first. */
-  async listLive(userId: bigint, live: Liveness): Promise<ListedSession[]> {
+  /** A user's live sessions, newest first, at most `limit`. */
+  async listLive(userId: bigint, live: Liveness, limit: number): Promise<ListedSession[]> {
     const rows = await this.#db
       .selectFrom('sessions')
       .select(['public_id', 'created_at', 'last_seen_at', 'expires_at', 'user_agent'])
@@ -140,6 +140,7 @@ export class SessionsRepository {
       .where('last_seen_at', '>', timestamp(live.idleSince))
       .orderBy('created_at', 'desc')
       .orderBy('public_id', 'desc')
+      .limit(limit)
       .execute();
     return rows.map((row) => ({
       id: row.public_id,

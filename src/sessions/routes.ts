@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { AppError } from '../shared/errors.ts';
-import { errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
+import { failures, noContent, SERVER_ERRORS, success } from '../shared/schemas.ts';
 import { type Authenticator, currentSession } from './guard.ts';
-import { SESSION_ID_PATTERN, SessionListItemSchema } from './schemas.ts';
-import type { SessionService } from './service.ts';
+import { SESSION_ID_PATTERN, SessionListItemComponent } from './schemas.ts';
+import { SESSION_LIST_MAX, type SessionService } from './service.ts';
 
 /** The caller's own sessions: listing and ending them. */
 export interface SessionsRoutesOptions {
@@ -12,10 +12,13 @@ export interface SessionsRoutesOptions {
   guard: Authenticator;
 }
 
-// No pattern here: a malformed id is answered in the handler exactly like an unknown one, rather
-// than by the schema's generic not-found body.
+// A malformed id is answered exactly like an unknown one (config.notFound), not by a generic body.
 const SessionIdParams = Type.Object({
-  id: Type.String({ description: 'A session id from GET /api/sessions (32 hex digits).' }),
+  id: Type.String({
+    pattern: SESSION_ID_PATTERN,
+    maxLength: 32,
+    description: 'A session id from GET /api/sessions (32 hex digits).',
+  }),
 });
 const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
 
@@ -32,7 +35,14 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = 
     {
       schema: {
         summary: 'End the current session (cookie or Bearer token)',
-        response: { 204: Type.Null(), default: errorBody('FORBIDDEN', ...SERVER_ERRORS) },
+        operationId: 'signOut',
+        description: 'Idempotent: without a (valid) session it still clears the cookie and answers 204.',
+        response: {
+          204: noContent('Signed out; the session cookie is cleared.', 'Set-Cookie'),
+          ...failures(['FORBIDDEN', ...SERVER_ERRORS], {
+            notes: { FORBIDDEN: 'The session cookie was sent cross-site.' },
+          }),
+        },
       },
       config: { noStore: true },
     },
@@ -50,9 +60,14 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = 
     {
       schema: {
         summary: "Your live sessions, newest first ('current' marks this one)",
+        operationId: 'listSessions',
+        description: `The ${SESSION_LIST_MAX} newest at most: where you are signed in, to end the ones you do not recognise.`,
         response: {
-          200: Type.Array(SessionListItemSchema),
-          default: errorBody('UNAUTHENTICATED', ...SERVER_ERRORS),
+          200: success(
+            Type.Array(SessionListItemComponent.ref, { maxItems: SESSION_LIST_MAX }),
+            'Your live sessions.',
+          ),
+          ...failures(['UNAUTHENTICATED', ...SERVER_ERRORS]),
         },
       },
       config: { auth: 'session', noStore: true },
@@ -73,13 +88,21 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = 
     {
       schema: {
         summary: 'End one of your sessions (on every instance at once)',
+        operationId: 'endSession',
+        description:
+          "Ending the current one also clears its cookie. Another user's session is unknown (404).",
         params: SessionIdParams,
         response: {
-          204: Type.Null(),
-          default: errorBody('UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', ...SERVER_ERRORS),
+          204: noContent('Ended.', 'Set-Cookie'),
+          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', ...SERVER_ERRORS], {
+            notes: {
+              FORBIDDEN: 'The session cookie was sent cross-site.',
+              NOT_FOUND: 'You have no live session with that id.',
+            },
+          }),
         },
       },
-      config: { auth: 'session', noStore: true },
+      config: { auth: 'session', noStore: true, notFound: sessionNotFound },
     },
     async (request, reply) => {
       const session = currentSession(request);
@@ -95,9 +118,13 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = 
     {
       schema: {
         summary: 'End all your sessions but this one',
+        operationId: 'endOtherSessions',
+        description: 'Signs you out everywhere else, for example after a device was lost.',
         response: {
-          204: Type.Null(),
-          default: errorBody('UNAUTHENTICATED', 'FORBIDDEN', ...SERVER_ERRORS),
+          204: noContent('Ended.'),
+          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', ...SERVER_ERRORS], {
+            notes: { FORBIDDEN: 'The session cookie was sent cross-site.' },
+          }),
         },
       },
       config: { auth: 'session', noStore: true },

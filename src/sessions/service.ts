@@ -15,6 +15,12 @@ export interface StartOptions {
   repository?: SessionsRepository;
 }
 
+/**
+ * How many sessions a list shows: the newest. A bound a client can rely on (the document says it),
+ * without paging a list that holds a handful for any real user.
+ */
+export const SESSION_LIST_MAX = 100;
+
 /** What a new session's owner may see: the token once, and the session's public description. */
 export interface StartedSession {
   token: string;
@@ -127,9 +133,9 @@ export class SessionService {
     return this.#sessions.delete(tokenHash);
   }
 
-  /** The caller's live sessions, newest first, the caller's own marked `current`. */
+  /** The caller's live sessions, newest first (at most SESSION_LIST_MAX), the caller's own marked `current`. */
   async list(caller: ActiveSession): Promise<SessionView[]> {
-    const sessions = await this.#sessions.listLive(caller.userId, this.#liveness());
+    const sessions = await this.#sessions.listLive(caller.userId, this.#liveness(), SESSION_LIST_MAX);
     return sessions.map((s) => ({ ...s, current: s.id === caller.id }));
   }
 

@@ -1,5 +1,17 @@
-import { Type } from 'typebox';
+// Schemas shared by every feature's routes, and the machinery that turns them into the OpenAPI
+// document's named components: a shape defined once (User, Product, the error body of a status)
+// is registered with an $id and referenced by routes, so validation, serialisation and the
+// document read the same definition.
+import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
 import { ERROR_CODES, type ErrorCode } from '../shared/errors.ts';
+
+/** The largest id: 2^63-1, the top of a signed 64-bit column. */
+export const MAX_ID = 2n ** 63n - 1n;
+/**
+ * What the document writes as an id's `maximum`. A double cannot hold 2^63-1, so the document is
+ * serialised with this value replaced by the exact digits (plugins/openapi.ts).
+ */
+export const MAX_ID_IN_DOCUMENT = Number(MAX_ID);
 
 /**
  * A 64-bit id. The domain carries it as a bigint and the serializer writes bigints as exact JSON
@@ -7,10 +19,175 @@ import { ERROR_CODES, type ErrorCode } from '../shared/errors.ts';
  */
 export const Id = Type.Unsafe<bigint>({
   type: 'integer',
+  format: 'int64',
   minimum: 1,
+  maximum: MAX_ID_IN_DOCUMENT,
   description: 'A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.',
 });
 
+/** An instant as `Date.toISOString()` writes it (24 characters; 27 for years past 9999). */
+export const Timestamp = (description?: string) =>
+  Type.String({ format: 'date-time', maxLength: 27, ...(description ? { description } : {}) });
+
+/** The human-readable text of a failure, never parsed by clients: the code is. */
+export const MESSAGE_MAX = 1000;
+
+/** A response header as the document shows it. */
+interface HeaderSchema {
+  description: string;
+  schema?: never;
+  type: 'string' | 'integer';
+  [keyword: string]: unknown;
+}
+
+export const HEADERS = {
+  Location: {
+    type: 'string',
+    format: 'uri-reference',
+    maxLength: 64,
+    description: 'The path of what was created.',
+  },
+  'Set-Cookie': {
+    type: 'string',
+    maxLength: 512,
+    description: 'The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal.',
+  },
+  'X-Total-Count': {
+    type: 'integer',
+    format: 'int64',
+    minimum: 0,
+    maximum: MAX_ID_IN_DOCUMENT,
+    description: 'How many items the whole collection holds.',
+  },
+  Link: {
+    type: 'string',
+    maxLength: 4096,
+    description: 'RFC 8288 links to the first, prev, next and last pages (other query parameters kept).',
+  },
+  'Retry-After': {
+    type: 'integer',
+    format: 'int32',
+    minimum: 1,
+    maximum: 86_400,
+    description: 'Seconds to wait before trying again.',
+  },
+  'Usher-Second-Factor': {
+    type: 'string',
+    enum: ['totp'],
+    description: 'The password was right and the account needs a code too: send `code`.',
+  },
+} as const satisfies Record<string, HeaderSchema>;
+export type HeaderName = keyof typeof HEADERS;
+
+const headers = (names: readonly HeaderName[]) =>
+  names.length === 0 ? {} : { headers: Object.fromEntries(names.map((n) => [n, HEADERS[n]])) };
+
+/**
+ * A success response: its schema, what it means and the headers it carries. The returned schema
+ * is the one Fastify serialises with; `description` and `headers` are read only by the document.
+ */
+export function success<T extends TSchema>(schema: T, description: string, ...with_: HeaderName[]): T {
+  return { ...schema, description, ...headers(with_) };
+}
+
+/** An empty success (204). */
+export function noContent(description: string, ...with_: HeaderName[]) {
+  return Type.Null({ description, ...headers(with_) });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Named components
+
+export interface Component<T extends TSchema = TSchema> {
+  readonly id: string;
+  readonly schema: T;
+  /** A reference to the component, typed as the component's own shape. */
+  readonly ref: TUnsafe<Static<T>>;
+}
+
+/** A shape with a name: registered once per app (app.ts), referenced by the routes that use it. */
+export function component<T extends TSchema>(id: string, schema: T): Component<T> {
+  return {
+    id,
+    schema: { ...schema, $id: id },
+    ref: Type.Unsafe<Static<T>>({ $ref: `${id}#` }),
+  };
+}
+
+/** The `$ref`s a route schema makes, to register exactly the components the document uses. */
+export function referencedComponents(schema: unknown, into = new Set<string>()): Set<string> {
+  if (Array.isArray(schema)) {
+    for (const item of schema) referencedComponents(item, into);
+  } else if (schema !== null && typeof schema === 'object') {
+    for (const [key, value] of Object.entries(schema)) {
+      if (key === '$ref' && typeof value === 'string') into.add(value.replace(/#.*$/, ''));
+      else referencedComponents(value, into);
+    }
+  }
+  return into;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failures: one named body per status, its code an enum of the codes Usher answers with there
+
+/** Statuses a code is answered with besides its own (ERROR_CODES): sign-in folds every failure into one code. */
+const OTHER_STATUSES: Partial<Record<ErrorCode, readonly number[]>> = {
+  SIGNIN_FAILED: [400, 403, 413, 415, 429, 500, 503],
+};
+
+const statusesOf = (code: ErrorCode): readonly number[] => [
+  ERROR_CODES[code].status,
+  ...(OTHER_STATUSES[code] ?? []),
+];
+
+const ALL_CODES = Object.keys(ERROR_CODES) as ErrorCode[];
+
+const codesAt = (status: number) => ALL_CODES.filter((code) => statusesOf(code).includes(status));
+
+const codeSchema = (status: number) =>
+  Type.Unsafe<ErrorCode>({
+    type: 'string',
+    enum: codesAt(status),
+    description: 'What went wrong, as a stable code; routes list the codes they give.',
+  });
+
+const errorComponents = new Map<string, Component>();
+
+/** The failure body of a status: `{error, message}`, or `{error}` alone on the documented endpoints. */
+export function errorComponent(status: number, codeOnly: boolean): Component {
+  const id = `${codeOnly ? 'CodeOnlyError' : 'Error'}${status}`;
+  let found = errorComponents.get(id);
+  if (!found) {
+    const fields: Record<string, TSchema> = { error: codeSchema(status) };
+    if (!codeOnly) fields.message = Type.String({ maxLength: MESSAGE_MAX });
+    found = component(
+      id,
+      Type.Object(fields, {
+        additionalProperties: false,
+        description: codeOnly
+          ? `A ${status} failure of a documented endpoint: the code alone (SPEC 7).`
+          : `A ${status} failure: a stable code and a message for people.`,
+      }),
+    );
+    errorComponents.set(id, found);
+  }
+  return found;
+}
+
+/** Every error component, for the app to register those its routes reference. */
+export function errorComponentById(id: string): Component | undefined {
+  const match = /^(CodeOnlyError|Error)(\d{3})$/.exec(id);
+  return match ? errorComponent(Number(match[2]), match[1] === 'CodeOnlyError') : undefined;
+}
+
+/** A code, or a code at one of its statuses only (`['SIGNIN_FAILED', 429]`). */
+export type Failing = ErrorCode | readonly [ErrorCode, number];
+
+/**
+ * Failures any route can give: a request without a Host (400), an unexpected fault (500), a
+ * request that arrives while the server shuts down (503).
+ */
+const EVERY_ROUTE: readonly ErrorCode[] = ['BAD_REQUEST', 'INTERNAL', 'UNAVAILABLE'];
 /** Failures every database-backed route can give. */
 export const SERVER_ERRORS = ['UNAVAILABLE', 'INTERNAL'] as const satisfies readonly ErrorCode[];
 /** Failures of any route that reads a JSON body. */
@@ -20,26 +197,58 @@ export const BODY_ERRORS = [
   'PAYLOAD_TOO_LARGE',
 ] as const satisfies readonly ErrorCode[];
 
-const codeList = (codes: readonly ErrorCode[]) =>
-  codes.map((code) => `- \`${code}\` (${ERROR_CODES[code].status}): ${ERROR_CODES[code].when}`).join('\n');
-const codeEnum = (codes: readonly ErrorCode[]) =>
-  Type.Unsafe<string>({ type: 'string', enum: [...new Set(codes)], description: 'Error code' });
-
-/**
- * The failure body of a route, `{error, message}`, listing the codes that route can answer with
- * (the OpenAPI document shows them per route).
- */
-export function errorBody(...codes: ErrorCode[]) {
-  return Type.Object(
-    { error: codeEnum(codes), message: Type.String() },
-    { additionalProperties: false, description: `Failure. Codes:\n${codeList(codes)}` },
-  );
+function byStatus(failing: readonly Failing[]): Map<number, ErrorCode[]> {
+  const statuses = new Map<number, ErrorCode[]>();
+  const add = (status: number, code: ErrorCode) => {
+    const codes = statuses.get(status) ?? [];
+    if (!codes.includes(code)) codes.push(code);
+    statuses.set(status, codes);
+  };
+  for (const f of failing) {
+    if (typeof f === 'string') for (const status of statusesOf(f)) add(status, f);
+    else add(f[1], f[0]);
+  }
+  return new Map([...statuses].sort(([a], [b]) => a - b));
 }
 
-/** The documented endpoints' failure body, `{error}` alone, with the codes that route can answer with. */
-export function codeOnlyErrorBody(...codes: ErrorCode[]) {
-  return Type.Object(
-    { error: codeEnum(codes) },
-    { additionalProperties: false, description: `Failure (code only). Codes:\n${codeList(codes)}` },
-  );
+const RETRY_AFTER_SOMETIMES: HeaderSchema = {
+  ...HEADERS['Retry-After'],
+  description: 'Seconds to wait, when the server is busy rather than down.',
+};
+
+/**
+ * The failure responses of a route, one per status, each referencing that status's named body and
+ * listing the codes this route gives there. `codeOnly` for the documented endpoints' `{error}`.
+ */
+export function failures(
+  failing: readonly Failing[],
+  options: {
+    codeOnly?: boolean;
+    /** false when the route folds every failure into its own codes (sign-in). */
+    everyRoute?: boolean;
+    /** What a code means on this route (or at one status of it), where the general text would not say enough. */
+    notes?: Partial<Record<ErrorCode, string | Partial<Record<number, string>>>>;
+    /** Headers a status carries on this route besides Retry-After (429, 503). */
+    headers?: Partial<Record<number, readonly HeaderName[]>>;
+  } = {},
+): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  const all = options.everyRoute === false ? failing : [...EVERY_ROUTE, ...failing];
+  for (const [status, codes] of byStatus(all)) {
+    const noteOf = (code: ErrorCode) => {
+      const note = options.notes?.[code];
+      return (typeof note === 'string' ? note : note?.[status]) ?? ERROR_CODES[code].when;
+    };
+    const list = codes.map((code) => `\`${code}\`: ${noteOf(code)}`);
+    const responseHeaders: Record<string, HeaderSchema> = {};
+    if (status === 429) responseHeaders['Retry-After'] = HEADERS['Retry-After'];
+    if (status === 503) responseHeaders['Retry-After'] = RETRY_AFTER_SOMETIMES;
+    for (const name of options.headers?.[status] ?? []) responseHeaders[name] = HEADERS[name];
+    out[status] = Type.Unsafe({
+      $ref: `${errorComponent(status, options.codeOnly ?? false).id}#`,
+      description: list.join('\n\n'),
+      ...(Object.keys(responseHeaders).length > 0 ? { headers: responseHeaders } : {}),
+    });
+  }
+  return out;
 }

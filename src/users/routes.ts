@@ -2,13 +2,16 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { UserLookup } from '../config.ts';
+import { PASSWORD_INPUT_MAX } from '../passwords/hasher.ts';
+import { PASSWORD_MAX } from '../passwords/policy.ts';
 import { type ErrorRenderer, renderCodeOnly } from '../plugins/errors.ts';
 import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import type { WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
-import { type PageRequest, pageRequest } from '../shared/paging.ts';
-import { BODY_ERRORS, codeOnlyErrorBody, errorBody, SERVER_ERRORS } from '../shared/schemas.ts';
+import { MAX_PAGE_SIZE, type PageRequest, pageRequest } from '../shared/paging.ts';
+import { BODY_ERRORS, failures, noContent, SERVER_ERRORS, success } from '../shared/schemas.ts';
+import { EMAIL_MAX, NAME_MAX } from './rules.ts';
 import { type UsersService, userNotFound } from './service.ts';
 import { USER_SORT_KEYS, type UserSortKey } from './user.ts';
 
@@ -17,10 +20,18 @@ const UserIdParams = Type.Object({
 });
 
 const userFields = {
-  email: Type.String({ description: 'An email address, at most 254 characters; unique in any letter case.' }),
-  name: Type.String({ description: 'Display name, 1 to 100 characters after trimming.' }),
+  email: Type.String({
+    maxLength: EMAIL_MAX,
+    description: `An email address, at most ${EMAIL_MAX} characters; unique in any letter case.`,
+  }),
+  name: Type.String({
+    maxLength: NAME_MAX,
+    description: `Display name, 1 to ${NAME_MAX} characters after trimming; no control characters.`,
+  }),
   password: Type.String({
-    description: '8 to 1024 characters (after NFKC); never returned.',
+    // The raw bound of the hasher; the rule (8 to 1024 after NFKC) is the service's.
+    maxLength: PASSWORD_INPUT_MAX,
+    description: `8 to ${PASSWORD_MAX} characters after NFKC (at most ${PASSWORD_INPUT_MAX} as sent); not a common password; never returned.`,
     writeOnly: true,
   }),
 };
@@ -33,6 +44,7 @@ const UpdateBody = Type.Object(
     password: Type.Optional(userFields.password),
     currentPassword: Type.Optional(
       Type.String({
+        // Not limited here: a wrong one of any length is the same refusal (and counts in the throttle).
         description:
           'Your present password: required when the email (in more than letter case) or the password changes.',
         writeOnly: true,
@@ -78,16 +90,20 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
   /** Whether the caller may see user `id`. One who may not gets the unknown-id answer: nothing leaks. */
   const maySee = (viewerId: bigint | undefined, id: bigint): boolean =>
     lookup === 'public' || (viewerId !== undefined && (lookup === 'signed-in' || viewerId === id));
-  const lookupNote = LOOKUP_NOTE[lookup] ? { description: LOOKUP_NOTE[lookup] } : {};
 
   app.get(
     '/api/users/:id',
     {
       schema: {
         summary: 'Get one user',
-        ...lookupNote,
+        operationId: 'getUser',
+        description:
+          `The user with that id, in this profile's shape (SPEC 4.1). ${LOOKUP_NOTE[lookup]}`.trim(),
         params: UserIdParams,
-        response: { 200: profile.userSchema, default: codeOnlyErrorBody('USER_NOT_FOUND', ...SERVER_ERRORS) },
+        response: {
+          200: success(profile.userSchema, 'The user.'),
+          ...failures(['USER_NOT_FOUND', ...SERVER_ERRORS], { codeOnly: true }),
+        },
       },
       config: documented,
     },
@@ -114,11 +130,18 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       {
         schema: {
           summary: 'List users',
-          ...lookupNote,
+          operationId: 'listUsers',
+          description:
+            `One page of users, ordered by \`sort\` (SPEC 4.2 paging). ${LOOKUP_NOTE[lookup]}`.trim(),
           querystring: pagingQuery(USER_SORT_KEYS),
           response: {
-            200: Type.Array(profile.userSchema),
-            default: codeOnlyErrorBody('INVALID_QUERY', ...SERVER_ERRORS),
+            200: success(
+              Type.Array(profile.userSchema, { maxItems: MAX_PAGE_SIZE }),
+              'A page of users.',
+              'X-Total-Count',
+              'Link',
+            ),
+            ...failures(['INVALID_QUERY', ...SERVER_ERRORS], { codeOnly: true }),
           },
         },
         config: { renderError: renderCodeOnly, noStore: true },
@@ -137,10 +160,14 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
     {
       schema: {
         summary: 'Register a user',
+        operationId: 'registerUser',
+        description:
+          'Creates an account and mails a link to confirm its email address. The password is stored only as ' +
+          'an argon2id hash.',
         body: RegistrationBody,
         response: {
-          201: profile.userSchema,
-          default: errorBody('EMAIL_TAKEN', ...BODY_ERRORS, ...SERVER_ERRORS),
+          201: success(profile.userSchema, 'Registered.', 'Location'),
+          ...failures(['EMAIL_TAKEN', ...BODY_ERRORS, ...SERVER_ERRORS]),
         },
       },
       config: { noStore: true },
@@ -157,6 +184,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
     {
       schema: {
         summary: 'Replace your own email and name (and optionally password)',
+        operationId: 'updateUser',
         description:
           'A new email (other than in letter case) or a new password needs `currentPassword`: missing or wrong, ' +
           '400 VALIDATION_FAILED (`currentPassword: …`); wrong ones count in the sign-in throttle, and once it ' +
@@ -164,14 +192,22 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         params: UserIdParams,
         body: UpdateBody,
         response: {
-          200: profile.userSchema,
-          default: errorBody(
-            ...AUTH_ERRORS,
-            'USER_NOT_FOUND',
-            'EMAIL_TAKEN',
-            ...BODY_ERRORS,
-            'SIGNIN_FAILED',
-            ...SERVER_ERRORS,
+          200: success(profile.userSchema, 'Changed.'),
+          ...failures(
+            [
+              ...AUTH_ERRORS,
+              'USER_NOT_FOUND',
+              'EMAIL_TAKEN',
+              ...BODY_ERRORS,
+              ['SIGNIN_FAILED', 429],
+              ...SERVER_ERRORS,
+            ],
+            {
+              notes: {
+                SIGNIN_FAILED: 'Wrong present passwords (`currentPassword`) have throttled the account.',
+                FORBIDDEN: 'Not your own account, or a cookie sent cross-site.',
+              },
+            },
           ),
         },
       },
@@ -192,10 +228,14 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
     {
       schema: {
         summary: 'Delete your own account',
+        operationId: 'deleteUser',
+        description: 'Deletes your account and ends its sessions; the session cookie is cleared.',
         params: UserIdParams,
         response: {
-          204: Type.Null(),
-          default: errorBody(...AUTH_ERRORS, 'USER_NOT_FOUND', ...SERVER_ERRORS),
+          204: noContent('Deleted.', 'Set-Cookie'),
+          ...failures([...AUTH_ERRORS, 'USER_NOT_FOUND', ...SERVER_ERRORS], {
+            notes: { FORBIDDEN: 'Not your own account, or a cookie sent cross-site.' },
+          }),
         },
       },
       config: { auth: 'session', notFoundCode: 'USER_NOT_FOUND', noStore: true },

@@ -56,10 +56,7 @@ function needsBigInt(schema: SchemaObject): boolean {
   const type = 'type' in schema ? schema.type : undefined;
   const integer = type === 'integer' || (Array.isArray(type) && type.includes('integer'));
   if (!integer) return false;
-  // TODO(issue 15): drop the description test once the document carries `format: int64`.
-  const int64 =
-    ('format' in schema && schema.format === 'int64') ||
-    (schema.description?.startsWith('A 64-bit integer') ?? false);
+  const int64 = 'format' in schema && schema.format === 'int64';
   const { minimum, maximum } = schema as { minimum?: number; maximum?: number };
   const bounded =
     minimum !== undefined &&

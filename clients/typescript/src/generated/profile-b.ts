@@ -9,27 +9,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics (text exposition format) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Prometheus text format */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": string;
-                    };
-                };
-            };
-        };
+        /**
+         * Prometheus metrics (text exposition format)
+         * @description Requests by route pattern and status, latency, sign-ins by outcome and method, the mail outbox, the hash queue and the process. Keep it off the public internet (README, "Operating it").
+         */
+        get: operations["metrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -45,188 +29,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one user */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description User id: decimal digits, 1 to 2^63-1. */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            id: bigint;
-                            email: string;
-                            name: string;
-                            /**
-                             * Format: date-time
-                             * @description When the account was registered.
-                             */
-                            createdAt: string;
-                            /** @description The email was confirmed through a link mailed to it. */
-                            emailVerified: boolean;
-                        };
-                    };
-                };
-                /**
-                 * @description Failure (code only). Codes:
-                 *     - `USER_NOT_FOUND` (404): No user has that id (or the id is not a valid user id).
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "USER_NOT_FOUND" | "UNAVAILABLE" | "INTERNAL";
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Get one user
+         * @description The user with that id, in this profile's shape (SPEC 4.1).
+         */
+        get: operations["getUser"];
         /**
          * Replace your own email and name (and optionally password)
          * @description A new email (other than in letter case) or a new password needs `currentPassword`: missing or wrong, 400 VALIDATION_FAILED (`currentPassword: …`); wrong ones count in the sign-in throttle, and once it holds the account, 429 SIGNIN_FAILED with Retry-After.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description User id: decimal digits, 1 to 2^63-1. */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description An email address, at most 254 characters; unique in any letter case. */
-                        email: string;
-                        /** @description Display name, 1 to 100 characters after trimming. */
-                        name: string;
-                        /** @description 8 to 1024 characters (after NFKC); never returned. */
-                        password?: string;
-                        /** @description Your present password: required when the email (in more than letter case) or the password changes. */
-                        currentPassword?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            id: bigint;
-                            email: string;
-                            name: string;
-                            /**
-                             * Format: date-time
-                             * @description When the account was registered.
-                             */
-                            createdAt: string;
-                            /** @description The email was confirmed through a link mailed to it. */
-                            emailVerified: boolean;
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `USER_NOT_FOUND` (404): No user has that id (or the id is not a valid user id).
-                 *     - `EMAIL_TAKEN` (409): Another user already has that email, in any letter case.
-                 *     - `VALIDATION_FAILED` (400): The body is not valid JSON or a field breaks a rule; the message names the field.
-                 *     - `UNSUPPORTED_MEDIA_TYPE` (415): The body is not application/json.
-                 *     - `PAYLOAD_TOO_LARGE` (413): The body is larger than the limit (1 MiB).
-                 *     - `SIGNIN_FAILED` (401): Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), the email not yet verified while REQUIRE_VERIFIED_EMAIL is on (403), too large (413), not JSON (415), throttled (429, with Retry-After; also when wrong present passwords (currentPassword) have throttled the account), database down or too busy (503, with Retry-After when busy).
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "USER_NOT_FOUND" | "EMAIL_TAKEN" | "VALIDATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "SIGNIN_FAILED" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        put: operations["updateUser"];
         post?: never;
-        /** Delete your own account */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description User id: decimal digits, 1 to 2^63-1. */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `USER_NOT_FOUND` (404): No user has that id (or the id is not a valid user id).
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "USER_NOT_FOUND" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Delete your own account
+         * @description Deletes your account and ends its sessions; the session cookie is cleared.
+         */
+        delete: operations["deleteUser"];
         options?: never;
         head?: never;
         patch?: never;
@@ -239,135 +57,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List users */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description a whole number from 1 (default 1) */
-                    page?: string;
-                    /** @description a whole number from 1 to 100 (default 20) */
-                    size?: string;
-                    /** @description one of id, name, email, createdAt; "-key" or "key,desc" for descending (default id) */
-                    sort?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            id: bigint;
-                            email: string;
-                            name: string;
-                            /**
-                             * Format: date-time
-                             * @description When the account was registered.
-                             */
-                            createdAt: string;
-                            /** @description The email was confirmed through a link mailed to it. */
-                            emailVerified: boolean;
-                        }[];
-                    };
-                };
-                /**
-                 * @description Failure (code only). Codes:
-                 *     - `INVALID_QUERY` (400): A query parameter (page, size, sort) has a value that is not accepted.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "INVALID_QUERY" | "UNAVAILABLE" | "INTERNAL";
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * List users
+         * @description One page of users, ordered by `sort` (SPEC 4.2 paging).
+         */
+        get: operations["listUsers"];
         put?: never;
-        /** Register a user */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description An email address, at most 254 characters; unique in any letter case. */
-                        email: string;
-                        /** @description Display name, 1 to 100 characters after trimming. */
-                        name: string;
-                        /** @description 8 to 1024 characters (after NFKC); never returned. */
-                        password: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            id: bigint;
-                            email: string;
-                            name: string;
-                            /**
-                             * Format: date-time
-                             * @description When the account was registered.
-                             */
-                            createdAt: string;
-                            /** @description The email was confirmed through a link mailed to it. */
-                            emailVerified: boolean;
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `EMAIL_TAKEN` (409): Another user already has that email, in any letter case.
-                 *     - `VALIDATION_FAILED` (400): The body is not valid JSON or a field breaks a rule; the message names the field.
-                 *     - `UNSUPPORTED_MEDIA_TYPE` (415): The body is not application/json.
-                 *     - `PAYLOAD_TOO_LARGE` (413): The body is larger than the limit (1 MiB).
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "EMAIL_TAKEN" | "VALIDATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Register a user
+         * @description Creates an account and mails a link to confirm its email address. The password is stored only as an argon2id hash.
+         */
+        post: operations["registerUser"];
         delete?: never;
         options?: never;
         head?: never;
@@ -383,73 +83,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign in with email and password */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Absent counts as an empty string. */
-                        email?: string;
-                        /** @description Absent counts as an empty string. */
-                        password?: string;
-                        /** @description For accounts with two-step sign-in: a current 6-digit TOTP code or one unused recovery code. Without a good one, the right password is answered 401 with `Usher-Second-Factor: totp`. */
-                        code?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            user: {
-                                /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                                id: bigint;
-                                email: string;
-                                name: string;
-                                /**
-                                 * Format: date-time
-                                 * @description When the account was registered.
-                                 */
-                                createdAt: string;
-                                /** @description The email was confirmed through a link mailed to it. */
-                                emailVerified: boolean;
-                            };
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `SIGNIN_FAILED` (401): Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), the email not yet verified while REQUIRE_VERIFIED_EMAIL is on (403), too large (413), not JSON (415), throttled (429, with Retry-After; also when wrong present passwords (currentPassword) have throttled the account), database down or too busy (503, with Retry-After when busy).
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "SIGNIN_FAILED";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Sign in with email and password
+         * @description Checks the credentials (and a TOTP code for accounts with two-step sign-in) and starts a session held in an HttpOnly cookie; the body is the documented one (SPEC 4.1). Attempts are throttled per account and per client address.
+         */
+        post: operations["signIn"];
         delete?: never;
         options?: never;
         head?: never;
@@ -463,198 +101,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your live sessions, newest first ('current' marks this one) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description The session's public id. */
-                            id: string;
-                            /**
-                             * Format: date-time
-                             * @description When it started (the sign-in).
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description When it ends at the latest, however it is used.
-                             */
-                            expiresAt: string;
-                            /**
-                             * Format: date-time
-                             * @description Its last request, to within a minute (it is written at most once a minute).
-                             */
-                            lastSeenAt: string;
-                            /** @description This is the session making the request. */
-                            current: boolean;
-                            /** @description The User-Agent it signed in with (up to 256 characters), or null. */
-                            userAgent: string | null;
-                        }[];
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Your live sessions, newest first ('current' marks this one)
+         * @description The 100 newest at most: where you are signed in, to end the ones you do not recognise.
+         */
+        get: operations["listSessions"];
         put?: never;
         /**
          * Sign in for a token, without a cookie (apps, servers, the docs page)
          * @description The same checks and throttle as POST /api/signin. The token goes in `Authorization: Bearer …`; no cookie is set. Failures are SIGNIN_FAILED with a message, in both profiles.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Absent counts as an empty string. */
-                        email?: string;
-                        /** @description Absent counts as an empty string. */
-                        password?: string;
-                        /** @description For accounts with two-step sign-in: a current 6-digit TOTP code or one unused recovery code. Without a good one, the right password is answered 401 with `Usher-Second-Factor: totp`. */
-                        code?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description The session token; shown this once. */
-                            token: string;
-                            session: {
-                                /** @description The session's public id. */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description When it started (the sign-in).
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description When it ends at the latest, however it is used.
-                                 */
-                                expiresAt: string;
-                            };
-                            user: {
-                                /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                                id: bigint;
-                                email: string;
-                                name: string;
-                                /**
-                                 * Format: date-time
-                                 * @description When the account was registered.
-                                 */
-                                createdAt: string;
-                                /** @description The email was confirmed through a link mailed to it. */
-                                emailVerified: boolean;
-                            };
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `SIGNIN_FAILED` (401): Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), the email not yet verified while REQUIRE_VERIFIED_EMAIL is on (403), too large (413), not JSON (415), throttled (429, with Retry-After; also when wrong present passwords (currentPassword) have throttled the account), database down or too busy (503, with Retry-After when busy).
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "SIGNIN_FAILED";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-        /** End all your sessions but this one */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["createSession"];
+        /**
+         * End all your sessions but this one
+         * @description Signs you out everywhere else, for example after a device was lost.
+         */
+        delete: operations["endOtherSessions"];
         options?: never;
         head?: never;
         patch?: never;
@@ -667,76 +129,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Who is signed in: the user and the session making the request */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            user: {
-                                /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                                id: bigint;
-                                email: string;
-                                name: string;
-                                /**
-                                 * Format: date-time
-                                 * @description When the account was registered.
-                                 */
-                                createdAt: string;
-                                /** @description The email was confirmed through a link mailed to it. */
-                                emailVerified: boolean;
-                            };
-                            session: {
-                                /** @description The session's public id. */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description When it started (the sign-in).
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description When it ends at the latest, however it is used.
-                                 */
-                                expiresAt: string;
-                            };
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Who is signed in: the user and the session making the request
+         * @description The user and session behind the cookie or Bearer token; a page view of a signed-in user.
+         */
+        get: operations["getCurrentSession"];
         put?: never;
         post?: never;
         delete?: never;
@@ -754,46 +151,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** End the current session (cookie or Bearer token) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "FORBIDDEN" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * End the current session (cookie or Bearer token)
+         * @description Idempotent: without a (valid) session it still clears the cookie and answers 204.
+         */
+        post: operations["signOut"];
         delete?: never;
         options?: never;
         head?: never;
@@ -810,51 +172,11 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** End one of your sessions (on every instance at once) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description A session id from GET /api/sessions (32 hex digits). */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `NOT_FOUND` (404): No such route, or no record with that id (a product, review, session or passkey), including records of other users.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * End one of your sessions (on every instance at once)
+         * @description Ending the current one also clears its cookie. Another user's session is unknown (404).
+         */
+        delete: operations["endSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -873,53 +195,7 @@ export interface paths {
          * Options for navigator.credentials.create(): a new passkey for you
          * @description PublicKeyCredentialCreationOptions as JSON (binary fields base64url). The challenge is good once, for 5 minutes, on any instance; your passkeys are in excludeCredentials.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description PublicKeyCredentialCreationOptionsJSON */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description base64url */
-                            challenge: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["passkeyRegistrationOptions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -935,79 +211,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Register the passkey the browser created from the options */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description The RegistrationResponseJSON of navigator.credentials.create()'s result. */
-                        credential: {
-                            /** @description The credential id, base64url. */
-                            id?: string;
-                            rawId?: string;
-                            /** @description "public-key" */
-                            type?: string;
-                            response?: {
-                                [key: string]: unknown;
-                            };
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @description 1 to 100 characters after trimming; "Passkey" if absent. */
-                        name?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description The passkey's public id (32 hex digits), for DELETE; not the WebAuthn credential id. */
-                            id: string;
-                            /** @description A label chosen at registration ("Passkey" by default). */
-                            name: string;
-                            /** Format: date-time */
-                            createdAt: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `VALIDATION_FAILED` (400): The body is not valid JSON or a field breaks a rule; the message names the field.
-                 *     - `UNSUPPORTED_MEDIA_TYPE` (415): The body is not application/json.
-                 *     - `PAYLOAD_TOO_LARGE` (413): The body is larger than the limit (1 MiB).
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "VALIDATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Register the passkey the browser created from the options
+         * @description Needs a sign-in of the last 10 minutes; a notice is mailed to the account. A credential that does not verify against a live challenge is 400 VALIDATION_FAILED (`credential: …`).
+         */
+        post: operations["registerPasskey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1021,55 +229,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your passkeys, oldest first */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description The passkey's public id (32 hex digits), for DELETE; not the WebAuthn credential id. */
-                            id: string;
-                            /** @description A label chosen at registration ("Passkey" by default). */
-                            name: string;
-                            /** Format: date-time */
-                            createdAt: string;
-                        }[];
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Your passkeys, oldest first
+         * @description At most 100.
+         */
+        get: operations["listPasskeys"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1088,51 +252,11 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove one of your passkeys: it cannot sign in any more */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description A passkey id from GET /api/passkeys (32 hex digits). */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `NOT_FOUND` (404): No such route, or no record with that id (a product, review, session or passkey), including records of other users.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Remove one of your passkeys: it cannot sign in any more
+         * @description Another user's passkey is unknown (404).
+         */
+        delete: operations["deletePasskey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1151,51 +275,7 @@ export interface paths {
          * Options for navigator.credentials.get(): sign in with a passkey
          * @description PublicKeyCredentialRequestOptions as JSON, with an empty allowCredentials (discoverable passkeys). The challenge is good once, for 5 minutes, on any instance.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description PublicKeyCredentialRequestOptionsJSON */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description base64url */
-                            challenge: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["passkeySigninOptions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1215,79 +295,7 @@ export interface paths {
          * Sign in with a passkey
          * @description The success body and session cookie of POST /api/signin, in the profile's shape. Any credential that does not verify (unknown, deleted, wrong signature, used or expired challenge, a counter that did not grow) is 401 SIGNIN_FAILED. No TOTP code is asked: a passkey with user verification is two factors already.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description The AuthenticationResponseJSON of navigator.credentials.get()'s result. */
-                        credential?: {
-                            /** @description The credential id, base64url. */
-                            id?: string;
-                            rawId?: string;
-                            /** @description "public-key" */
-                            type?: string;
-                            response?: {
-                                [key: string]: unknown;
-                            };
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            user: {
-                                /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                                id: bigint;
-                                email: string;
-                                name: string;
-                                /**
-                                 * Format: date-time
-                                 * @description When the account was registered.
-                                 */
-                                createdAt: string;
-                                /** @description The email was confirmed through a link mailed to it. */
-                                emailVerified: boolean;
-                            };
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `SIGNIN_FAILED` (401): Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), the email not yet verified while REQUIRE_VERIFIED_EMAIL is on (403), too large (413), not JSON (415), throttled (429, with Retry-After; also when wrong present passwords (currentPassword) have throttled the account), database down or too busy (503, with Retry-After when busy).
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "SIGNIN_FAILED";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["signInWithPasskey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1307,120 +315,12 @@ export interface paths {
          * Start setting up two-step sign-in: a new TOTP secret, pending until confirmed
          * @description Needs the present password again. A new call replaces a pending secret. 409 when two-step sign-in is already on; 503 when the server has no ENCRYPTION_KEY (PostgreSQL). A wrong password counts in the sign-in throttle (429 SIGNIN_FAILED once over it).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Your present password; a wrong one counts in the sign-in throttle. */
-                        password?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description The shared secret, base32; shown this once. */
-                            secret: string;
-                            /** @description otpauth:// URI for a QR code. */
-                            uri: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `SIGNIN_FAILED` (401): Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), the email not yet verified while REQUIRE_VERIFIED_EMAIL is on (403), too large (413), not JSON (415), throttled (429, with Retry-After; also when wrong present passwords (currentPassword) have throttled the account), database down or too busy (503, with Retry-After when busy).
-                 *     - `VALIDATION_FAILED` (400): The body is not valid JSON or a field breaks a rule; the message names the field.
-                 *     - `UNSUPPORTED_MEDIA_TYPE` (415): The body is not application/json.
-                 *     - `PAYLOAD_TOO_LARGE` (413): The body is larger than the limit (1 MiB).
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 *     - `TOTP_ALREADY_ON` (409): Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "SIGNIN_FAILED" | "VALIDATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAVAILABLE" | "INTERNAL" | "TOTP_ALREADY_ON";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["startTotpSetup"];
         /**
          * Turn two-step sign-in off (the present password again)
          * @description Also drops a pending set-up and the recovery codes. 204 even when it was not on.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Your present password; a wrong one counts in the sign-in throttle. */
-                        password?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `SIGNIN_FAILED` (401): Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), the email not yet verified while REQUIRE_VERIFIED_EMAIL is on (403), too large (413), not JSON (415), throttled (429, with Retry-After; also when wrong present passwords (currentPassword) have throttled the account), database down or too busy (503, with Retry-After when busy).
-                 *     - `VALIDATION_FAILED` (400): The body is not valid JSON or a field breaks a rule; the message names the field.
-                 *     - `UNSUPPORTED_MEDIA_TYPE` (415): The body is not application/json.
-                 *     - `PAYLOAD_TOO_LARGE` (413): The body is larger than the limit (1 MiB).
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "SIGNIN_FAILED" | "VALIDATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["disableTotp"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1439,62 +339,7 @@ export interface paths {
          * Confirm the pending TOTP secret with a code: two-step sign-in is on
          * @description Answers the 10 recovery codes, shown this once (each signs in once instead of a code).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description The current 6-digit code your authenticator app shows for the new secret. */
-                        code: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Single-use codes for when the app is lost; stored only as hashes. */
-                            recoveryCodes: string[];
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `TOTP_ALREADY_ON` (409): Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again.
-                 *     - `VALIDATION_FAILED` (400): The body is not valid JSON or a field breaks a rule; the message names the field.
-                 *     - `UNSUPPORTED_MEDIA_TYPE` (415): The body is not application/json.
-                 *     - `PAYLOAD_TOO_LARGE` (413): The body is larger than the limit (1 MiB).
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "TOTP_ALREADY_ON" | "VALIDATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["confirmTotp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1514,60 +359,7 @@ export interface paths {
          * Ask for a password-reset link by mail
          * @description Always 202 for a well-formed request, whether or not the email has an account, in about the same time; when it has one, a link to {PUBLIC_URL}/reset-password is mailed (at most 3 per account per 15 minutes).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description The email of the account. */
-                        email: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Accepted: whatever follows happens by mail. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "accepted";
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `TOO_MANY_REQUESTS` (429): Too many requests of this kind from this client address; try again after Retry-After seconds.
-                 *     - `VALIDATION_FAILED` (400): The body is not valid JSON or a field breaks a rule; the message names the field.
-                 *     - `UNSUPPORTED_MEDIA_TYPE` (415): The body is not application/json.
-                 *     - `PAYLOAD_TOO_LARGE` (413): The body is larger than the limit (1 MiB).
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "TOO_MANY_REQUESTS" | "VALIDATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["forgotPassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1587,57 +379,7 @@ export interface paths {
          * Choose a new password with the token from a reset link
          * @description Ends every session of the user, voids their other reset links, marks the email verified and mails a notice.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description The token from the link in the mail (the part after #token=). */
-                        token: string;
-                        /** @description The new password, by the registration rules. */
-                        password: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `INVALID_TOKEN` (400): The password-reset or email-verification token is unknown, already used, or expired.
-                 *     - `VALIDATION_FAILED` (400): The body is not valid JSON or a field breaks a rule; the message names the field.
-                 *     - `UNSUPPORTED_MEDIA_TYPE` (415): The body is not application/json.
-                 *     - `PAYLOAD_TOO_LARGE` (413): The body is larger than the limit (1 MiB).
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "INVALID_TOKEN" | "VALIDATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["resetPassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1653,56 +395,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Confirm an email address with the token from a verification link */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description The token from the link in the mail (the part after #token=). */
-                        token: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `INVALID_TOKEN` (400): The password-reset or email-verification token is unknown, already used, or expired.
-                 *     - `VALIDATION_FAILED` (400): The body is not valid JSON or a field breaks a rule; the message names the field.
-                 *     - `UNSUPPORTED_MEDIA_TYPE` (415): The body is not application/json.
-                 *     - `PAYLOAD_TOO_LARGE` (413): The body is larger than the limit (1 MiB).
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "INVALID_TOKEN" | "VALIDATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Confirm an email address with the token from a verification link
+         * @description The link is good for the address it was mailed to only, once.
+         */
+        post: operations["verifyEmail"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1722,51 +419,7 @@ export interface paths {
          * Mail a new verification link to your email address
          * @description Sends nothing when the email is already verified or 3 links went out in the last 15 minutes.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Accepted: whatever follows happens by mail. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "accepted";
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["resendVerification"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1780,139 +433,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List products */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description a whole number from 1 (default 1) */
-                    page?: string;
-                    /** @description a whole number from 1 to 100 (default 20) */
-                    size?: string;
-                    /** @description one of id, name, price, createdAt; "-key" or "key,desc" for descending (default id) */
-                    sort?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            id: bigint;
-                            name: string;
-                            description: string;
-                            /** @description In minor currency units (cents). */
-                            price: number;
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            ownerId: bigint;
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** Format: date-time */
-                            updatedAt: string;
-                        }[];
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `INVALID_QUERY` (400): A query parameter (page, size, sort) has a value that is not accepted.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "INVALID_QUERY" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * List products
+         * @description One page of products, ordered by `sort` (SPEC 4.2 paging).
+         */
+        get: operations["listProducts"];
         put?: never;
-        /** Create a product */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description 1 to 200 characters after trimming */
-                        name: string;
-                        /** @description at most 5000 characters */
-                        description?: string;
-                        /** @description a whole number of minor currency units, 0 or more */
-                        price: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            id: bigint;
-                            name: string;
-                            description: string;
-                            /** @description In minor currency units (cents). */
-                            price: number;
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            ownerId: bigint;
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** Format: date-time */
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 *     - `VALIDATION_FAILED` (400): The body is not valid JSON or a field breaks a rule; the message names the field.
-                 *     - `UNSUPPORTED_MEDIA_TYPE` (415): The body is not application/json.
-                 *     - `PAYLOAD_TOO_LARGE` (413): The body is larger than the limit (1 MiB).
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "UNAVAILABLE" | "INTERNAL" | "VALIDATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Create a product
+         * @description You become its owner: only you may change or delete it.
+         */
+        post: operations["createProduct"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1926,184 +457,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a product */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Product id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            id: bigint;
-                            name: string;
-                            description: string;
-                            /** @description In minor currency units (cents). */
-                            price: number;
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            ownerId: bigint;
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** Format: date-time */
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `NOT_FOUND` (404): No such route, or no record with that id (a product, review, session or passkey), including records of other users.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "NOT_FOUND" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-        /** Replace a product's name, description and price (its creator only) */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Product id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description 1 to 200 characters after trimming */
-                        name: string;
-                        /** @description at most 5000 characters */
-                        description?: string;
-                        /** @description a whole number of minor currency units, 0 or more */
-                        price: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            id: bigint;
-                            name: string;
-                            description: string;
-                            /** @description In minor currency units (cents). */
-                            price: number;
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            ownerId: bigint;
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** Format: date-time */
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 *     - `NOT_FOUND` (404): No such route, or no record with that id (a product, review, session or passkey), including records of other users.
-                 *     - `VALIDATION_FAILED` (400): The body is not valid JSON or a field breaks a rule; the message names the field.
-                 *     - `UNSUPPORTED_MEDIA_TYPE` (415): The body is not application/json.
-                 *     - `PAYLOAD_TOO_LARGE` (413): The body is larger than the limit (1 MiB).
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "UNAVAILABLE" | "INTERNAL" | "NOT_FOUND" | "VALIDATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Get a product
+         * @description The product with that id.
+         */
+        get: operations["getProduct"];
+        /**
+         * Replace a product's name, description and price (its creator only)
+         * @description A full replacement: a description left out becomes empty.
+         */
+        put: operations["replaceProduct"];
         post?: never;
-        /** Delete a product and its reviews (its creator only) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Product id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 *     - `NOT_FOUND` (404): No such route, or no record with that id (a product, review, session or passkey), including records of other users.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "UNAVAILABLE" | "INTERNAL" | "NOT_FOUND";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Delete a product and its reviews (its creator only)
+         * @description Its reviews go with it.
+         */
+        delete: operations["deleteProduct"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2116,147 +485,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a product's reviews */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description a whole number from 1 (default 1) */
-                    page?: string;
-                    /** @description a whole number from 1 to 100 (default 20) */
-                    size?: string;
-                    /** @description one of id, time, rating; "-key" or "key,desc" for descending (default id) */
-                    sort?: string;
-                };
-                header?: never;
-                path: {
-                    /** @description Product id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            id: bigint;
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            productId: bigint;
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            authorId: bigint;
-                            rating: number;
-                            text: string;
-                            /**
-                             * Format: date-time
-                             * @description When the review was written.
-                             */
-                            time: string;
-                        }[];
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `NOT_FOUND` (404): No such route, or no record with that id (a product, review, session or passkey), including records of other users.
-                 *     - `INVALID_QUERY` (400): A query parameter (page, size, sort) has a value that is not accepted.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "NOT_FOUND" | "INVALID_QUERY" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * List a product's reviews
+         * @description One page of the reviews of one product, ordered by `sort` (SPEC 4.2 nested collections).
+         */
+        get: operations["listReviews"];
         put?: never;
-        /** Review a product */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Product id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description a whole number from 1 to 5 */
-                        rating: number;
-                        /** @description at most 5000 characters */
-                        text?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            id: bigint;
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            productId: bigint;
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            authorId: bigint;
-                            rating: number;
-                            text: string;
-                            /**
-                             * Format: date-time
-                             * @description When the review was written.
-                             */
-                            time: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 *     - `NOT_FOUND` (404): No such route, or no record with that id (a product, review, session or passkey), including records of other users.
-                 *     - `VALIDATION_FAILED` (400): The body is not valid JSON or a field breaks a rule; the message names the field.
-                 *     - `UNSUPPORTED_MEDIA_TYPE` (415): The body is not application/json.
-                 *     - `PAYLOAD_TOO_LARGE` (413): The body is larger than the limit (1 MiB).
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "UNAVAILABLE" | "INTERNAL" | "NOT_FOUND" | "VALIDATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Review a product
+         * @description You become its author: only you may change or delete it.
+         */
+        post: operations["createReview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2270,190 +509,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a review */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Product id */
-                    id: string;
-                    /** @description Review id */
-                    reviewId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            id: bigint;
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            productId: bigint;
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            authorId: bigint;
-                            rating: number;
-                            text: string;
-                            /**
-                             * Format: date-time
-                             * @description When the review was written.
-                             */
-                            time: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `NOT_FOUND` (404): No such route, or no record with that id (a product, review, session or passkey), including records of other users.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "NOT_FOUND" | "UNAVAILABLE" | "INTERNAL";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-        /** Replace a review's rating and text (its author only) */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Product id */
-                    id: string;
-                    /** @description Review id */
-                    reviewId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description a whole number from 1 to 5 */
-                        rating: number;
-                        /** @description at most 5000 characters */
-                        text?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            id: bigint;
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            productId: bigint;
-                            /** @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer. */
-                            authorId: bigint;
-                            rating: number;
-                            text: string;
-                            /**
-                             * Format: date-time
-                             * @description When the review was written.
-                             */
-                            time: string;
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 *     - `NOT_FOUND` (404): No such route, or no record with that id (a product, review, session or passkey), including records of other users.
-                 *     - `VALIDATION_FAILED` (400): The body is not valid JSON or a field breaks a rule; the message names the field.
-                 *     - `UNSUPPORTED_MEDIA_TYPE` (415): The body is not application/json.
-                 *     - `PAYLOAD_TOO_LARGE` (413): The body is larger than the limit (1 MiB).
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "UNAVAILABLE" | "INTERNAL" | "NOT_FOUND" | "VALIDATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Get a review
+         * @description One review of one product.
+         */
+        get: operations["getReview"];
+        /**
+         * Replace a review's rating and text (its author only)
+         * @description A full replacement: a text left out becomes empty.
+         */
+        put: operations["replaceReview"];
         post?: never;
-        /** Delete a review (its author only) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Product id */
-                    id: string;
-                    /** @description Review id */
-                    reviewId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAUTHENTICATED` (401): The request needs a session: sign in and send the cookie or a Bearer token.
-                 *     - `FORBIDDEN` (403): The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 *     - `INTERNAL` (500): An unexpected failure; details are logged, never returned.
-                 *     - `NOT_FOUND` (404): No such route, or no record with that id (a product, review, session or passkey), including records of other users.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAUTHENTICATED" | "FORBIDDEN" | "UNAVAILABLE" | "INTERNAL" | "NOT_FOUND";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Delete a review (its author only)
+         * @description Removes one of your reviews.
+         */
+        delete: operations["deleteReview"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2468,45 +539,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** REST support probe */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            /** @description Any JSON; a user object whose email is a string gives true. */
-            requestBody: {
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            restSupport: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            restSupport: boolean;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * REST support probe
+         * @description SPEC 4.2: always 200, even for a body that is not JSON, too large or malformed (then `false`); echoes nothing.
+         */
+        post: operations["restProbe"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2520,30 +557,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: the process runs */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Liveness: the process runs
+         * @description Answers without touching the database: restart the process only when this fails.
+         */
+        get: operations["liveness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2559,49 +577,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                        };
-                    };
-                };
-                /**
-                 * @description Failure. Codes:
-                 *     - `UNAVAILABLE` (503): The database does not answer, or the server is shutting down.
-                 */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Error code
-                             * @enum {string}
-                             */
-                            error: "UNAVAILABLE";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Readiness: the database answers
+         * @description Send traffic to this instance only while this answers 200.
+         */
+        get: operations["readiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2613,7 +593,298 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        /** @description All is well. */
+        Health: {
+            /** @enum {string} */
+            status: "ok";
+        };
+        /** @description Whether the body was a user object with a string email. */
+        RestSupport: {
+            restSupport: boolean;
+        };
+        /** @description A review of a product; its author alone may change it. */
+        Review: {
+            /**
+             * Format: int64
+             * @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.
+             */
+            id: bigint;
+            /**
+             * Format: int64
+             * @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.
+             */
+            productId: bigint;
+            /**
+             * Format: int64
+             * @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.
+             */
+            authorId: bigint;
+            /**
+             * Format: int32
+             * @description From 1 to 5.
+             */
+            rating: number;
+            text: string;
+            /**
+             * Format: date-time
+             * @description When the review was written.
+             */
+            time: string;
+        };
+        /** @description A product; its creator (`ownerId`) alone may change it. */
+        Product: {
+            /**
+             * Format: int64
+             * @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.
+             */
+            id: bigint;
+            name: string;
+            description: string;
+            /**
+             * Format: int64
+             * @description In minor currency units (cents).
+             */
+            price: number;
+            /**
+             * Format: int64
+             * @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.
+             */
+            ownerId: bigint;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** @description Accepted: whatever follows happens by mail. */
+        Accepted: {
+            /** @enum {string} */
+            status: "accepted";
+        };
+        /** @description Two-step sign-in is on: the recovery codes, shown this once. */
+        RecoveryCodes: {
+            /** @description Single-use codes for when the app is lost; stored only as hashes. */
+            recoveryCodes: string[];
+        };
+        /** @description A pending TOTP secret, to enter in an authenticator app. */
+        TotpSetup: {
+            /** @description The shared secret, base32; shown this once. */
+            secret: string;
+            /**
+             * Format: uri
+             * @description otpauth:// URI for a QR code.
+             */
+            uri: string;
+        };
+        /** @description One of your passkeys. */
+        Passkey: {
+            /** @description The passkey's public id (32 hex digits), for DELETE; not the WebAuthn credential id. */
+            id: string;
+            /** @description A label chosen at registration ("Passkey" by default). */
+            name: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** @description One of your sessions, as GET /api/sessions lists it. */
+        SessionListItem: {
+            /** @description The session's public id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When it started (the sign-in).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it ends at the latest, however it is used.
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @description Its last request, to within a minute (it is written at most once a minute).
+             */
+            lastSeenAt: string;
+            /** @description This is the session making the request. */
+            current: boolean;
+            /** @description The User-Agent it signed in with (up to 256 characters), or null. */
+            userAgent: string | null;
+        };
+        /** @description Who is signed in, and the session making the request. */
+        CurrentSession: {
+            user: components["schemas"]["User"];
+            session: components["schemas"]["Session"];
+        };
+        /** @description A session (never its token). */
+        Session: {
+            /** @description The session's public id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When it started (the sign-in).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it ends at the latest, however it is used.
+             */
+            expiresAt: string;
+        };
+        /** @description A user (profile B). */
+        User: {
+            /**
+             * Format: int64
+             * @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.
+             */
+            id: bigint;
+            /**
+             * Format: email
+             * @description The account's email address.
+             */
+            email: string;
+            /** @description Display name. */
+            name: string;
+            /**
+             * Format: date-time
+             * @description When the account was registered.
+             */
+            createdAt: string;
+            /** @description The email was confirmed through a link mailed to it. */
+            emailVerified: boolean;
+        };
+        /** @description A session started for a client without cookies. */
+        TokenSession: {
+            /** @description The session token, for `Authorization: Bearer …`; shown this once. */
+            token: string;
+            session: components["schemas"]["Session"];
+            user: components["schemas"]["User"];
+        };
+        /** @description Signed in (profile B): the user, wrapped. */
+        SigninSuccess: {
+            user: components["schemas"]["User"];
+        };
+        /** @description A 429 failure: a stable code and a message for people. */
+        Error429: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "SIGNIN_FAILED" | "TOO_MANY_REQUESTS";
+            message: string;
+        };
+        /** @description A 404 failure: a stable code and a message for people. */
+        Error404: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "USER_NOT_FOUND" | "NOT_FOUND";
+            message: string;
+        };
+        /** @description A 403 failure: a stable code and a message for people. */
+        Error403: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "SIGNIN_FAILED" | "FORBIDDEN";
+            message: string;
+        };
+        /** @description A 401 failure: a stable code and a message for people. */
+        Error401: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "SIGNIN_FAILED" | "UNAUTHENTICATED";
+            message: string;
+        };
+        /** @description A 415 failure: a stable code and a message for people. */
+        Error415: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "SIGNIN_FAILED" | "UNSUPPORTED_MEDIA_TYPE";
+            message: string;
+        };
+        /** @description A 413 failure: a stable code and a message for people. */
+        Error413: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "SIGNIN_FAILED" | "PAYLOAD_TOO_LARGE";
+            message: string;
+        };
+        /** @description A 409 failure: a stable code and a message for people. */
+        Error409: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "EMAIL_TAKEN" | "TOTP_ALREADY_ON";
+            message: string;
+        };
+        /** @description A 503 failure of a documented endpoint: the code alone (SPEC 7). */
+        CodeOnlyError503: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "SIGNIN_FAILED" | "UNAVAILABLE";
+        };
+        /** @description A 500 failure of a documented endpoint: the code alone (SPEC 7). */
+        CodeOnlyError500: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "SIGNIN_FAILED" | "INTERNAL";
+        };
+        /** @description A 404 failure of a documented endpoint: the code alone (SPEC 7). */
+        CodeOnlyError404: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "USER_NOT_FOUND" | "NOT_FOUND";
+        };
+        /** @description A 400 failure of a documented endpoint: the code alone (SPEC 7). */
+        CodeOnlyError400: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "SIGNIN_FAILED" | "VALIDATION_FAILED" | "INVALID_QUERY" | "INVALID_TOKEN" | "BAD_REQUEST";
+        };
+        /** @description A 503 failure: a stable code and a message for people. */
+        Error503: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "SIGNIN_FAILED" | "UNAVAILABLE";
+            message: string;
+        };
+        /** @description A 500 failure: a stable code and a message for people. */
+        Error500: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "SIGNIN_FAILED" | "INTERNAL";
+            message: string;
+        };
+        /** @description A 400 failure: a stable code and a message for people. */
+        Error400: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "SIGNIN_FAILED" | "VALIDATION_FAILED" | "INVALID_QUERY" | "INVALID_TOKEN" | "BAD_REQUEST";
+            message: string;
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;
@@ -2621,7 +892,3142 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    metrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id: decimal digits, 1 to 2^63-1. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError400"];
+                };
+            };
+            /** @description `USER_NOT_FOUND`: No user has that id (or the id is not a valid user id). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError503"];
+                };
+            };
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id: decimal digits, 1 to 2^63-1. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An email address, at most 254 characters; unique in any letter case. */
+                    email: string;
+                    /** @description Display name, 1 to 100 characters after trimming; no control characters. */
+                    name: string;
+                    /** @description 8 to 1024 characters after NFKC (at most 4096 as sent); not a common password; never returned. */
+                    password?: string;
+                    /** @description Your present password: required when the email (in more than letter case) or the password changes. */
+                    currentPassword?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: Not your own account, or a cookie sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `USER_NOT_FOUND`: No user has that id (or the id is not a valid user id). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `EMAIL_TAKEN`: Another user already has that email, in any letter case. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Wrong present passwords (`currentPassword`) have throttled the account. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    deleteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id: decimal digits, 1 to 2^63-1. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: Not your own account, or a cookie sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `USER_NOT_FOUND`: No user has that id (or the id is not a valid user id). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: {
+                /** @description a whole number from 1 (default 1) */
+                page?: number;
+                /** @description a whole number from 1 to 100 (default 20) */
+                size?: number;
+                /** @description one of id, name, email, createdAt; "-key" or "key,desc" for descending (default id) */
+                sort?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of users. */
+            200: {
+                headers: {
+                    /** @description How many items the whole collection holds. */
+                    "X-Total-Count"?: bigint;
+                    /** @description RFC 8288 links to the first, prev, next and last pages (other query parameters kept). */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"][];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `INVALID_QUERY`: A query parameter (page, size, sort) has a value that is not accepted.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError400"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError503"];
+                };
+            };
+        };
+    };
+    registerUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An email address, at most 254 characters; unique in any letter case. */
+                    email: string;
+                    /** @description Display name, 1 to 100 characters after trimming; no control characters. */
+                    name: string;
+                    /** @description 8 to 1024 characters after NFKC (at most 4096 as sent); not a common password; never returned. */
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Registered. */
+            201: {
+                headers: {
+                    /** @description The path of what was created. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `EMAIL_TAKEN`: Another user already has that email, in any letter case. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    signIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Absent counts as an empty string. */
+                    email?: string;
+                    /** @description Absent counts as an empty string. */
+                    password?: string;
+                    /** @description For accounts with two-step sign-in: a current 6-digit TOTP code or one unused recovery code. Without a good one, the right password is answered 401 with `Usher-Second-Factor: totp`. */
+                    code?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed in; the session cookie is set. */
+            200: {
+                headers: {
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigninSuccess"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is not a JSON object with string fields. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Wrong or missing credentials; with `Usher-Second-Factor: totp` when the password was right and a code is needed. */
+            401: {
+                headers: {
+                    /** @description The password was right and the account needs a code too: send `code`. */
+                    "Usher-Second-Factor"?: "totp";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The email is not verified yet while REQUIRE_VERIFIED_EMAIL is on. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Too many attempts for this account or from this address; try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The database does not answer, or the server is too busy to check passwords (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your live sessions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionListItem"][];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    createSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Absent counts as an empty string. */
+                    email?: string;
+                    /** @description Absent counts as an empty string. */
+                    password?: string;
+                    /** @description For accounts with two-step sign-in: a current 6-digit TOTP code or one unused recovery code. Without a good one, the right password is answered 401 with `Usher-Second-Factor: totp`. */
+                    code?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed in: the token, the session and the user. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenSession"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is not a JSON object with string fields. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Wrong or missing credentials; with `Usher-Second-Factor: totp` when the password was right and a code is needed. */
+            401: {
+                headers: {
+                    /** @description The password was right and the account needs a code too: send `code`. */
+                    "Usher-Second-Factor"?: "totp";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The email is not verified yet while REQUIRE_VERIFIED_EMAIL is on. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Too many attempts for this account or from this address; try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The database does not answer, or the server is too busy to check passwords (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    endOtherSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getCurrentSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed-in user and this session. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrentSession"];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    signOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out; the session cookie is cleared. */
+            204: {
+                headers: {
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    endSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A session id from GET /api/sessions (32 hex digits). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended. */
+            204: {
+                headers: {
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: You have no live session with that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    passkeyRegistrationOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The options. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description base64url */
+                        challenge: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    registerPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The RegistrationResponseJSON of navigator.credentials.create()'s result. */
+                    credential: {
+                        /** @description The credential id, base64url. */
+                        id?: string;
+                        /** @description The same id, base64url. */
+                        rawId?: string;
+                        /** @description "public-key" */
+                        type?: string;
+                        response?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    /** @description 1 to 100 characters after trimming; "Passkey" if absent. */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Registered. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    listPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your passkeys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"][];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    deletePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A passkey id from GET /api/passkeys (32 hex digits). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: You have no passkey with that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    passkeySigninOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The options. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description base64url */
+                        challenge: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    signInWithPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The AuthenticationResponseJSON of navigator.credentials.get()'s result. */
+                    credential?: {
+                        /** @description The credential id, base64url. */
+                        id?: string;
+                        /** @description The same id, base64url. */
+                        rawId?: string;
+                        /** @description "public-key" */
+                        type?: string;
+                        response?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed in; the session cookie is set. */
+            200: {
+                headers: {
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigninSuccess"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is not a JSON object with the credential in `credential`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The credential does not verify: unknown, removed, a wrong signature, a used or expired challenge. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The email is not verified yet while REQUIRE_VERIFIED_EMAIL is on. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The database does not answer. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    startTotpSetup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Your present password; a wrong one counts in the sign-in throttle. */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The pending secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpSetup"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body breaks a rule, or `password` is missing or not your present password.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `TOTP_ALREADY_ON`: Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Wrong present passwords have throttled the account. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    disableTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Your present password; a wrong one counts in the sign-in throttle. */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Two-step sign-in is off. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body breaks a rule, or `password` is missing or not your present password.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Wrong present passwords have throttled the account. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    confirmTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The current 6-digit code your authenticator app shows for the new secret. */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Two-step sign-in is on. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodes"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body breaks a rule, there is no pending set-up, or the code is wrong.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `TOTP_ALREADY_ON`: Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    forgotPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The email of the account. */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted; a mail follows if the email has an account. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `TOO_MANY_REQUESTS`: Too many reset requests from this client address (20 per 15 minutes). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    resetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The token from the link in the mail (the part after #token=). */
+                    token: string;
+                    /** @description The new password, by the registration rules (8 to 1024 characters after NFKC). */
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The password is changed; every session of the account has ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `INVALID_TOKEN`: The token is unknown, already used, or expired: ask for a new link.
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    verifyEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The token from the link in the mail (the part after #token=). */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The email address is verified. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `INVALID_TOKEN`: The token is unknown, already used, or expired: ask for a new link.
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    resendVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted; a link is mailed unless verified already or too many went out. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    listProducts: {
+        parameters: {
+            query?: {
+                /** @description a whole number from 1 (default 1) */
+                page?: number;
+                /** @description a whole number from 1 to 100 (default 20) */
+                size?: number;
+                /** @description one of id, name, price, createdAt; "-key" or "key,desc" for descending (default id) */
+                sort?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of products. */
+            200: {
+                headers: {
+                    /** @description How many items the whole collection holds. */
+                    "X-Total-Count"?: bigint;
+                    /** @description RFC 8288 links to the first, prev, next and last pages (other query parameters kept). */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Product"][];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `INVALID_QUERY`: A query parameter (page, size, sort) has a value that is not accepted.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    createProduct: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 200 characters after trimming */
+                    name: string;
+                    /** @description at most 5000 characters */
+                    description?: string;
+                    /**
+                     * Format: int64
+                     * @description a whole number of minor currency units, 0 or more
+                     */
+                    price: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    /** @description The path of what was created. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Product"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getProduct: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Product id */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Product"];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `NOT_FOUND`: No product has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    replaceProduct: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Product id */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 200 characters after trimming */
+                    name: string;
+                    /** @description at most 5000 characters */
+                    description?: string;
+                    /**
+                     * Format: int64
+                     * @description a whole number of minor currency units, 0 or more
+                     */
+                    price: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Replaced. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Product"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: You did not create this product, or the session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No product has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    deleteProduct: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Product id */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: You did not create this product, or the session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No product has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    listReviews: {
+        parameters: {
+            query?: {
+                /** @description a whole number from 1 (default 1) */
+                page?: number;
+                /** @description a whole number from 1 to 100 (default 20) */
+                size?: number;
+                /** @description one of id, time, rating; "-key" or "key,desc" for descending (default id) */
+                sort?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Product id */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of reviews. */
+            200: {
+                headers: {
+                    /** @description How many items the whole collection holds. */
+                    "X-Total-Count"?: bigint;
+                    /** @description RFC 8288 links to the first, prev, next and last pages (other query parameters kept). */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Review"][];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `INVALID_QUERY`: A query parameter (page, size, sort) has a value that is not accepted.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `NOT_FOUND`: No product has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    createReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Product id */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int32
+                     * @description a whole number from 1 to 5
+                     */
+                    rating: number;
+                    /** @description at most 5000 characters */
+                    text?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    /** @description The path of what was created. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Review"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No product has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Product id */
+                id: bigint;
+                /** @description Review id */
+                reviewId: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The review. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Review"];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `NOT_FOUND`: No product has that id, or it has no review with that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    replaceReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Product id */
+                id: bigint;
+                /** @description Review id */
+                reviewId: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int32
+                     * @description a whole number from 1 to 5
+                     */
+                    rating: number;
+                    /** @description at most 5000 characters */
+                    text?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Replaced. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Review"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: You did not write this review, or the session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No product has that id, or it has no review with that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    deleteReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Product id */
+                id: bigint;
+                /** @description Review id */
+                reviewId: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: You did not write this review, or the session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No product has that id, or it has no review with that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    restProbe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Any JSON; a user object whose email is a string gives true. */
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description The verdict. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RestSupport"];
+                };
+            };
+        };
+    };
+    liveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    readiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready for traffic. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer within a second or is not migrated yet, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+}
 
 /** Properties whose integers a double cannot always hold: the client reads them as bigints. */
 export const bigintProperties: readonly string[] = ["authorId","id","ownerId","productId"];

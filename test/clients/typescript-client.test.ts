@@ -21,7 +21,8 @@ import { describeEachStore } from '../helpers/stores.ts';
 
 /** 2^53 + 1: the first integer a double cannot hold (JSON.parse reads it as ...992). */
 const BIG_ID = 9007199254740993n;
-const UNKNOWN_ID = '9223372036854775807';
+/** 2^63-1: the largest id, which no row has. */
+const UNKNOWN_ID = 2n ** 63n - 1n;
 /** A sign-in throttle a test reaches in a few calls; the other limits stay out of the way. */
 const SIGNIN_LIMIT = 3;
 const RESET_LIMIT = 3;
@@ -30,13 +31,16 @@ const RESET_LIMIT = 3;
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const codesAreTheDocumented: Equal<
   ErrorCode,
+  | 'BAD_REQUEST'
   | 'EMAIL_TAKEN'
+  | 'HEADERS_TOO_LARGE'
   | 'FORBIDDEN'
   | 'INTERNAL'
   | 'INVALID_QUERY'
   | 'INVALID_TOKEN'
   | 'NOT_FOUND'
   | 'PAYLOAD_TOO_LARGE'
+  | 'REQUEST_TIMEOUT'
   | 'SIGNIN_FAILED'
   | 'TOO_MANY_REQUESTS'
   | 'TOTP_ALREADY_ON'
@@ -175,10 +179,7 @@ describeEachStore('@usher/client against a live Usher', (store) => {
           profile === 'a' ? ['email', 'id', 'name'] : ['createdAt', 'email', 'emailVerified', 'id', 'name'],
         );
         assert.equal(result.response.headers.get('location'), `/api/users/${created.id}`);
-        const again = ok(
-          await usher.GET('/api/users/{id}', { params: { path: { id: `${created.id}` } } }),
-          'get',
-        );
+        const again = ok(await usher.GET('/api/users/{id}', { params: { path: { id: created.id } } }), 'get');
         assert.equal(again.id, created.id);
       });
 
@@ -277,7 +278,7 @@ describeEachStore('@usher/client against a live Usher', (store) => {
 
         const { usher } = await signedIn();
         const product = ok(
-          await usher.GET('/api/products/{id}', { params: { path: { id: `${BIG_ID}` } } }),
+          await usher.GET('/api/products/{id}', { params: { path: { id: BIG_ID } } }),
           'get',
         );
         assert.equal(product.id, BIG_ID);
@@ -286,7 +287,7 @@ describeEachStore('@usher/client against a live Usher', (store) => {
         // The next calls use the ids as they were read: written as their exact digits, in the path.
         const review = ok(
           await usher.POST('/api/products/{id}/reviews', {
-            params: { path: { id: `${product.id}` } },
+            params: { path: { id: product.id } },
             body: { rating: 5, text: 'exact' },
           }),
           'a review of the big product',
@@ -294,13 +295,13 @@ describeEachStore('@usher/client against a live Usher', (store) => {
         assert.equal(review.productId, BIG_ID);
         const read = ok(
           await usher.GET('/api/products/{id}/reviews/{reviewId}', {
-            params: { path: { id: `${review.productId}`, reviewId: `${review.id}` } },
+            params: { path: { id: review.productId, reviewId: review.id } },
           }),
           'the review, by the ids it came with',
         );
         assert.deepEqual(read, review);
         const reviews = ok(
-          await usher.GET('/api/products/{id}/reviews', { params: { path: { id: `${product.id}` } } }),
+          await usher.GET('/api/products/{id}/reviews', { params: { path: { id: product.id } } }),
           'the reviews of the big product',
         );
         assert.ok(reviews.some((r) => r.id === review.id));
@@ -313,7 +314,7 @@ describeEachStore('@usher/client against a live Usher', (store) => {
           'create',
         );
         assert.equal(product.ownerId, id);
-        const path = { id: `${product.id}` };
+        const path = { id: product.id };
         for (const rating of [1, 2, 3, 4, 5]) {
           ok(
             await usher.POST('/api/products/{id}/reviews', { params: { path }, body: { rating } }),
@@ -322,7 +323,7 @@ describeEachStore('@usher/client against a live Usher', (store) => {
         }
 
         const first = await usher.GET('/api/products/{id}/reviews', {
-          params: { path, query: { size: '2', sort: '-rating' } },
+          params: { path, query: { size: 2, sort: '-rating' } },
         });
         assert.deepEqual(
           ok(first, 'page 1').map((r) => r.rating),
@@ -338,7 +339,7 @@ describeEachStore('@usher/client against a live Usher', (store) => {
         assert.match(first.page.next?.href ?? '', /sort=-rating/);
 
         const last = await usher.GET('/api/products/{id}/reviews', {
-          params: { path, query: { size: '2', sort: '-rating', page: `${first.page.last?.page}` } },
+          params: { path, query: { size: 2, sort: '-rating', page: first.page.last?.page } },
         });
         assert.deepEqual(
           ok(last, 'last page').map((r) => r.rating),
@@ -347,7 +348,7 @@ describeEachStore('@usher/client against a live Usher', (store) => {
         assert.ok(last.ok);
         assert.deepEqual([last.page?.prev?.page, last.page?.next], [2, undefined]);
 
-        const products = await usher.GET('/api/products', { params: { query: { size: '1' } } });
+        const products = await usher.GET('/api/products', { params: { query: { size: 1 } } });
         assert.equal(ok(products, 'products').length, 1);
         assert.ok(products.ok && products.page && products.page.total >= 2, 'the big product and this one');
         // A record is not a list: no paging.
@@ -358,7 +359,7 @@ describeEachStore('@usher/client against a live Usher', (store) => {
       if (profile === 'b') {
         test('GET /api/users (profile B): a paged list of users with bigint ids', async () => {
           const usher = tokenClient();
-          const users = await usher.GET('/api/users', { params: { query: { size: '100', sort: '-id' } } });
+          const users = await usher.GET('/api/users', { params: { query: { size: 100, sort: '-id' } } });
           const list = ok(users, 'list users');
           assert.ok(list.some((u) => u.id === BIG_ID));
           assert.ok(users.ok && (users.page?.total ?? 0) >= 1);
@@ -376,7 +377,7 @@ describeEachStore('@usher/client against a live Usher', (store) => {
           );
           failed(
             await usher.GET('/api/products/{id}/reviews/{reviewId}', {
-              params: { path: { id: `${BIG_ID}`, reviewId: UNKNOWN_ID } },
+              params: { path: { id: BIG_ID, reviewId: UNKNOWN_ID } },
             }),
             404,
             'NOT_FOUND',
@@ -404,7 +405,7 @@ describeEachStore('@usher/client against a live Usher', (store) => {
         });
 
         test('INVALID_QUERY: a page size above 100', async () => {
-          const result = await tokenClient().GET('/api/products', { params: { query: { size: '1000' } } });
+          const result = await tokenClient().GET('/api/products', { params: { query: { size: 1000 } } });
           failed(result, 400, 'INVALID_QUERY', 'size=1000');
         });
 
@@ -436,7 +437,7 @@ describeEachStore('@usher/client against a live Usher', (store) => {
             'create',
           );
           const result = await other.usher.PUT('/api/products/{id}', {
-            params: { path: { id: `${product.id}` } },
+            params: { path: { id: product.id } },
             body: { name: 'Theirs', price: 2 },
           });
           failed(result, 403, 'FORBIDDEN', "another user's product");
@@ -476,6 +477,13 @@ describeEachStore('@usher/client against a live Usher', (store) => {
           assert.ok((failure.retryAfter ?? 0) > 0, `retryAfter: ${failure.retryAfter}`);
         });
 
+        test('HEADERS_TOO_LARGE: request headers over 16 KiB, refused before any route', async () => {
+          const result = await tokenClient().GET('/api/products', {
+            headers: { 'x-padding': 'a'.repeat(17 * 1024) },
+          });
+          failed(result, 431, 'HEADERS_TOO_LARGE', '17 KiB header');
+        });
+
         test('TOTP_ALREADY_ON, and a sign-in that needs a code (secondFactor)', async () => {
           const { usher, user } = await signedIn();
           const setup = ok(
@@ -506,7 +514,7 @@ describeEachStore('@usher/client against a live Usher', (store) => {
         const usher = tokenClient();
         await assert.rejects(
           usher.GET('/api/products/{id}', {
-            params: { path: { id: Number(BIG_ID) as unknown as string } },
+            params: { path: { id: Number(BIG_ID) as unknown as bigint } },
           }),
           RangeError,
         );
@@ -520,4 +528,21 @@ export function profileRoutes(a: UsherClient<'a'>, b: UsherClient<'b'>) {
   // @ts-expect-error: profile A does not serve GET /api/users
   void a.GET('/api/users');
   void b.GET('/api/users');
+}
+
+/** Compile-time: `status` narrows `error` to the codes the document lists for that status. */
+export async function statusNarrowsCode(b: UsherClient<'b'>) {
+  const result = await b.GET('/api/products/{id}', { params: { path: { id: 1n } } });
+  if (!result.ok && result.status === 404) {
+    const code: 'NOT_FOUND' | 'USER_NOT_FOUND' = result.error;
+    // @ts-expect-error: a 404 is never VALIDATION_FAILED
+    const wrong: 'VALIDATION_FAILED' = result.error;
+    void [code, wrong];
+  }
+  const list = await b.GET('/api/products');
+  if (list.ok) void list.page.total; // a paged list: page is always there
+  if (result.ok) {
+    // @ts-expect-error: a single product is not paged
+    void result.page.total;
+  }
 }

@@ -18,8 +18,16 @@ import type {
   RequiredKeysOf,
   SuccessResponse,
 } from 'openapi-typescript-helpers';
-import { bigintProperties as bigintA, type paths as PathsA } from './generated/profile-a.ts';
-import { bigintProperties as bigintB, type paths as PathsB } from './generated/profile-b.ts';
+import {
+  bigintProperties as bigintA,
+  type components as ComponentsA,
+  type paths as PathsA,
+} from './generated/profile-a.ts';
+import {
+  bigintProperties as bigintB,
+  type components as ComponentsB,
+  type paths as PathsB,
+} from './generated/profile-b.ts';
 import { checkSafe, parseJson, stringifyJson } from './json.ts';
 import { type Page, readPage } from './paging.ts';
 
@@ -27,6 +35,12 @@ import { type Page, readPage } from './paging.ts';
 export type Profile = 'a' | 'b';
 /** The generated `paths` of a profile's OpenAPI document. */
 export type Paths<P extends Profile> = { a: PathsA; b: PathsB }[P];
+/** The named schemas of a profile's document (`User`, `Product`, `Review`, `Session`, `Error404`…). */
+export type Schemas<P extends Profile> = { a: ComponentsA['schemas']; b: ComponentsB['schemas'] }[P];
+/** A product (the same in both profiles). */
+export type Product = Schemas<'b'>['Product'];
+/** A review of a product (the same in both profiles). */
+export type Review = Schemas<'b'>['Review'];
 
 type Json = 'application/json';
 type Responses = Record<string | number, unknown>;
@@ -47,17 +61,39 @@ type JsonOf<Response> = Response extends { content: { 'application/json': infer 
 
 type Operations<T> = { [Path in keyof T]: T[Path][keyof T[Path] & HttpMethod] }[keyof T];
 /** Every error code Usher's documents list, in either profile. */
-export type ErrorCode = ErrorCodeOf<Operations<PathsA> | Operations<PathsB>>;
+export type ErrorCode = ErrorCodeOf<Operations<PathsA> | Operations<PathsB>> | ConnectionFailure['error'];
 
-/** A success: the body (64-bit integers as bigints), and the paging of a list. */
+/** A success: the body, 64-bit integers as bigints. */
 export interface Success<T> {
   readonly ok: true;
   readonly status: number;
   readonly data: T;
-  /** X-Total-Count and Link, read; present on paged lists only. */
-  readonly page?: Page;
+  readonly page?: undefined;
   readonly response: Response;
 }
+
+/** The success of a paged list: the body is the page's items, `page` what the headers say. */
+export interface PagedSuccess<T> extends Omit<Success<T>, 'page'> {
+  /** X-Total-Count and the Link header, read. */
+  readonly page: Page;
+}
+
+/** True when an operation's success declares X-Total-Count: a paged list. */
+type IsPaged<Op> = Op extends { responses: infer R }
+  ? {
+      [S in keyof R]: S extends OkStatus
+        ? R[S] extends { headers: { 'X-Total-Count'?: infer H } }
+          ? unknown extends H
+            ? never
+            : true
+          : never
+        : never;
+    }[keyof R]
+  : never;
+/** The success of an operation: paged when its document declares the paging headers. */
+export type SuccessOf<Op> = [IsPaged<Op>] extends [never]
+  ? Success<SuccessBody<Op>>
+  : PagedSuccess<SuccessBody<Op>>;
 
 /** A failure Usher answered with: `error` is one of the codes the document lists for `status`. */
 export interface Failure<C extends string = ErrorCode, S extends number = number> {
@@ -85,9 +121,15 @@ export type FailureOf<Op> = Op extends { responses: infer R extends Responses }
     }[keyof R]
   : never;
 
-export type Result<T, C extends string = ErrorCode> = Success<T> | Failure<C>;
+/**
+ * Refusals of a request before it reaches a route, which the documents' `info` names for every
+ * request (400 BAD_REQUEST is listed by each route): headers too large, or too slow to arrive.
+ */
+export type ConnectionFailure = Failure<'REQUEST_TIMEOUT', 408> | Failure<'HEADERS_TOO_LARGE', 431>;
+
+export type Result<T, C extends string = ErrorCode> = Success<T> | PagedSuccess<T> | Failure<C>;
 /** The result of calling an operation. */
-export type ResultOf<Op> = Success<SuccessBody<Op>> | FailureOf<Op>;
+export type ResultOf<Op> = SuccessOf<Op> | FailureOf<Op> | ConnectionFailure;
 
 /**
  * A response that is not an answer of Usher's: an error status without Usher's `{error}` body
@@ -119,7 +161,8 @@ export type CurrentSession<P extends Profile> = SuccessBody<Paths<P>['/api/sessi
 /** How a sign-in can fail: POST /api/signin's failures (cookie mode) or POST /api/sessions' (token mode). */
 export type SignInFailure<P extends Profile> =
   | FailureOf<Paths<P>['/api/signin']['post']>
-  | FailureOf<Paths<P>['/api/sessions']['post']>;
+  | FailureOf<Paths<P>['/api/sessions']['post']>
+  | ConnectionFailure;
 
 export interface Credentials {
   readonly email: string;

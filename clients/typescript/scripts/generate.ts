@@ -1,18 +1,14 @@
-// Generates src/generated/profile-{a,b}.ts from the OpenAPI document Usher serves in each profile:
-// the app is built in-process (on a throwaway SQLite database), GET /openapi.json is answered,
-// and openapi-typescript turns it into types. `npm run generate -w @usher/client` writes the files;
-// test/clients/generated-types.test.ts regenerates them in memory and fails when the committed ones
-// are stale. This script is a build tool of the repository: the package itself never imports
-// server code.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
+// Generates src/generated/profile-{a,b}.ts from the OpenAPI document Usher serves in each profile
+// (scripts/openapi-document.ts: the app, built in-process on an in-memory database, answers GET
+// /openapi.json), which openapi-typescript turns into types. `npm run generate -w @usher/client`
+// writes the files; test/clients/generated-types.test.ts regenerates them in memory and fails when
+// the committed ones are stale. This script is a build tool of the repository: the package itself
+// never imports server code.
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3, type SchemaObject } from 'openapi-typescript';
 import ts from 'typescript';
-import { buildApp } from '../../../src/app.ts';
-import { loadConfig } from '../../../src/config.ts';
+import { servedDocument } from '../../../scripts/openapi-document.ts';
 
 export const PROFILES = ['a', 'b'] as const;
 export type Profile = (typeof PROFILES)[number];
@@ -22,29 +18,11 @@ export function generatedFile(profile: Profile): string {
   return fileURLToPath(new URL(`../src/generated/profile-${profile}.ts`, import.meta.url));
 }
 
-/** The document each profile serves, from an app built in-process on an empty database. */
+/** The document each profile serves. */
 export async function servedDocuments(): Promise<Record<Profile, OpenAPI3>> {
-  const dir = mkdtempSync(join(tmpdir(), 'usher-client-generate-'));
-  const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
-  try {
-    const documents: Partial<Record<Profile, OpenAPI3>> = {};
-    for (const profile of PROFILES) {
-      // A fixed configuration rather than the caller's environment: the output must not depend on it.
-      const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'usher.db')}`, PROFILE: profile });
-      const app = await buildApp(config, { logStream: silent });
-      try {
-        const res = await app.inject({ method: 'GET', url: '/openapi.json' });
-        if (res.statusCode !== 200)
-          throw new Error(`GET /openapi.json answered ${res.statusCode}: ${res.body}`);
-        documents[profile] = JSON.parse(res.body) as OpenAPI3;
-      } finally {
-        await app.close();
-      }
-    }
-    return documents as Record<Profile, OpenAPI3>;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const documents: Partial<Record<Profile, OpenAPI3>> = {};
+  for (const profile of PROFILES) documents[profile] = (await servedDocument(profile)) as unknown as OpenAPI3;
+  return documents as Record<Profile, OpenAPI3>;
 }
 
 /**

@@ -5,11 +5,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sessionToken } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { freePort, postJson, type ServerProcess, startServer } from '../helpers/process.ts';
+import { describeUnless } from '../helpers/skip.ts';
 import { startSmtp } from '../helpers/smtp.ts';
 import { describeEachStore, freshDatabaseUrl } from '../helpers/stores.ts';
 
@@ -538,7 +539,7 @@ describeEachStore('admin CLI', (store) => {
 
 const hasScript = spawnSync('script', ['--version']).status === 0;
 
-describe('on a terminal', { skip: hasScript ? false : 'script(1) is not installed' }, () => {
+describeUnless(hasScript ? false : 'script(1) is not installed', 'on a terminal', () => {
   let dir: string;
   let env: Record<string, string>;
   before(() => {

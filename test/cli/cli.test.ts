@@ -180,7 +180,7 @@ describeEachStore('admin CLI', (store) => {
     const table = await cli(env, ['users', 'list']);
     assert.equal(table.code, 0);
     assert.match(table.stdout, /^ *ID {2}EMAIL +NAME +CREATED\n/);
-    assert.match(table.stdout, /\n +\d+ {2}Lister@Example\.com +Lister +\d{4}-\d\d-\d\dT/);
+    assert.match(table.stdout, /\n *\d+ {2}Lister@Example\.com +Lister +\d{4}-\d\d-\d\dT/);
     const rows = await listJson();
     assert.ok(rows.some((r) => r.email === 'Lister@Example.com'));
     assert.ok(rows.every((r) => Object.keys(r).sort().join() === 'createdAt,email,id,name'));

@@ -1,5 +1,7 @@
-// Admin CLI: `npm run cli -- <command>`, on the same DATABASE_URL (and settings) as the server,
-// safe to run while servers run on that database. Errors go to stderr with a non-zero exit code.
+// Admin CLI: `npx usher <command>` (bin/usher.mjs, after the Node version check) or
+// `npm run cli -- <command>`, on the same DATABASE_URL (and settings) as the server, safe to run
+// while servers run on that database. Errors go to stderr with a non-zero exit code: 2 for usage
+// errors, with the usage of the command that was meant.
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { type Database, openDatabase } from '../db/database.ts';
@@ -9,10 +11,11 @@ import { checkEmail } from '../users/rules.ts';
 import type { User } from '../users/user.ts';
 import { importUsers, progressReporter } from './import.ts';
 import { readPassword } from './prompt.ts';
+import { formatTable } from './table.ts';
 import { visible } from './visible.ts';
 
 const HELP: Record<string, string> = {
-  '': `Usage: npm run cli -- <command> [options]
+  '': `Usage: usher <command> [options]
 
 Commands:
   users add --email E --name N     register a user (password from stdin or a hidden prompt)
@@ -25,16 +28,19 @@ Commands:
   migrate                          apply pending database migrations
 
 The database and settings come from the same environment variables as the server (DATABASE_URL…).
-Run "npm run cli -- <command> --help" for one command.`,
-  'users add': `Usage: npm run cli -- users add --email E --name N
+In the repository, run it as "npx usher <command>" (or "npm run cli -- <command>").
+Run "usher <command> --help" for one command.`,
+  'users add': `Usage: usher users add --email E --name N
 
 Registers a user by the same rules as POST /api/users. The password is read from standard input
 when it is piped (first line), or asked twice without echo on a terminal; never from arguments.
-  printf '%s\\n' "$PASSWORD" | npm run cli -- users add --email ada@example.com --name Ada`,
-  'users list': `Usage: npm run cli -- users list [--json]
+  printf '%s\\n' "$PASSWORD" | npx usher users add --email ada@example.com --name Ada`,
+  'users list': `Usage: usher users list [--json]
 
-Prints every user in id order: a table, or one JSON object per line with --json.`,
-  'users import': `Usage: npm run cli -- users import FILE
+Prints every user in id order: a table with a header row (once every user is read, to align its
+columns), or with --json one JSON object per line as they are read, ids as JSON numbers (exact,
+also above 2^53), nothing else on standard output.`,
+  'users import': `Usage: usher users import FILE
 
 Imports users from FILE: JSON lines ({"email":…,"name":…,"password":…} per line; .jsonl/.ndjson)
 or CSV with a header row naming email, name and password (.csv; RFC 4180: a quoted field may hold
@@ -44,31 +50,79 @@ a CSV with broken quoting is refused whole before anything is imported. Emails t
 are skipped, so an interrupted import can simply be run again. Hashes run in parallel up to
 HASH_CONCURRENCY. A progress bar is shown on a terminal, plain progress lines otherwise.
 Exit code 0 when no row was refused, 1 otherwise.`,
-  'users set-password': `Usage: npm run cli -- users set-password --email E
+  'users set-password': `Usage: usher users set-password --email E
 
 Sets a new password (standard input, or a hidden prompt asked twice) by the registration rules,
 and ends every session of that user.`,
-  'users verify': `Usage: npm run cli -- users verify --email E
+  'users verify': `Usage: usher users verify --email E
 
 Marks the user's email as verified, as following the link in a verification mail would (for
 addresses an operator has confirmed some other way).`,
-  'mail send-test': `Usage: npm run cli -- mail send-test --to E
+  'mail send-test': `Usage: usher mail send-test --to E
 
 Sends a test message to E through the configured transport (SMTP_URL, or a .eml file in
 MAIL_OUTBOX) at once, not through the outbox, and reports what the transport said. Exit code 0
 when it was accepted, 1 when it was not.`,
-  'users delete': `Usage: npm run cli -- users delete --email E
+  'users delete': `Usage: usher users delete --email E
 
 Deletes the user with that email, with their sessions, products and reviews.`,
-  migrate: `Usage: npm run cli -- migrate
+  migrate: `Usage: usher migrate
 
 Applies pending migrations (servers also do this at start; this is for deploy pipelines).`,
 };
 
-class UsageError extends Error {}
+/** A command line that cannot be run as written; `command` is the one meant, '' when unknown. */
+class UsageError extends Error {
+  readonly command: string;
+  constructor(message: string, command = '') {
+    super(message);
+    this.command = command;
+  }
+}
+
+/** The usage line(s) of a command: its help up to the first blank line; everything for no command. */
+function usageOf(command: string): string {
+  if (command === '') return HELP['']!;
+  const [usage] = HELP[command]!.split('\n\n');
+  return `${usage}\nRun "usher ${command} --help" for more.`;
+}
+
+/** The JSON line of a user for --json: the id written as its exact digits, a JSON number. */
+function userJson(user: User): string {
+  const line = JSON.stringify({
+    // JSON.rawJSON (Node 21+) puts text into the output as is, so a bigint above 2^53 stays exact.
+    id: (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(user.id.toString()),
+    email: user.email,
+    name: user.name,
+    createdAt: user.createdAt,
+  });
+  return visible(line, true);
+}
 
 function userLine(user: User): string {
   return `${user.id}\t${visible(user.email)}\t${visible(user.name)}\t${user.createdAt.toISOString()}`;
+}
+
+function parseOptions(argv: string[], command: string) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        email: { type: 'string' },
+        name: { type: 'string' },
+        to: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+    });
+  } catch (error) {
+    // An unknown option or a missing value: said by parseArgs, with this command's usage.
+    if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      throw new UsageError((error as Error).message, command);
+    }
+    throw error;
+  }
 }
 
 async function run(argv: string[], config: Config, database: Database): Promise<number> {
@@ -83,20 +137,10 @@ async function run(argv: string[], config: Config, database: Database): Promise<
   }
   if (HELP[command] === undefined) throw new UsageError(`unknown command "${command}"`);
 
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      email: { type: 'string' },
-      name: { type: 'string' },
-      to: { type: 'string' },
-      json: { type: 'boolean' },
-    },
-  });
+  const { values, positionals } = parseOptions(argv, command);
   const need = (option: 'email' | 'name' | 'to'): string => {
     const value = values[option];
-    if (typeof value !== 'string' || value === '') throw new UsageError(`--${option} is required`);
+    if (typeof value !== 'string' || value === '') throw new UsageError(`--${option} is required`, command);
     return value;
   };
 
@@ -115,6 +159,8 @@ async function run(argv: string[], config: Config, database: Database): Promise<
       return 0;
     }
     case 'users list': {
+      // JSON lines stream; the table keeps only its printed cells, as its widths need every row.
+      const rows: string[][] = [];
       for (let page = 1; ; page++) {
         const { users: batch } = await users.list({
           page,
@@ -124,26 +170,31 @@ async function run(argv: string[], config: Config, database: Database): Promise<
           descending: false,
         });
         for (const user of batch) {
-          console.log(
-            values.json
-              ? visible(
-                  JSON.stringify({
-                    id: String(user.id),
-                    email: user.email,
-                    name: user.name,
-                    createdAt: user.createdAt,
-                  }),
-                  true,
-                )
-              : userLine(user),
-          );
+          if (values.json) console.log(userJson(user));
+          else
+            rows.push([
+              user.id.toString(),
+              visible(user.email),
+              visible(user.name),
+              user.createdAt.toISOString(),
+            ]);
         }
-        if (batch.length < 100) return 0;
+        if (batch.length < 100) break;
       }
+      if (!values.json) {
+        const lines = formatTable(['ID', 'EMAIL', 'NAME', 'CREATED'], rows, [
+          'right',
+          'left',
+          'left',
+          'left',
+        ]);
+        console.log(lines.join('\n'));
+      }
+      return 0;
     }
     case 'users import': {
       const file = positionals[2];
-      if (!file) throw new UsageError('users import needs a FILE');
+      if (!file) throw new UsageError('users import needs a FILE', command);
       const report = await importUsers(
         users,
         file,
@@ -210,8 +261,8 @@ async function main(): Promise<number> {
   try {
     return await run(process.argv.slice(2), config, database);
   } catch (error) {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      console.error(`usher: ${visible((error as Error).message)}\n\n${HELP['']}`);
+    if (error instanceof UsageError) {
+      console.error(`usher: ${visible(error.message)}\n\n${usageOf(error.command)}`);
       return 2;
     }
     if (error instanceof AppError) {

@@ -4,16 +4,19 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { dirname, join } from 'node:path';
+import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sessionToken } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { freePort, postJson, type ServerProcess, startServer } from '../helpers/process.ts';
+import { describeUnless } from '../helpers/skip.ts';
 import { startSmtp } from '../helpers/smtp.ts';
-import { describeEachStore } from '../helpers/stores.ts';
+import { describeEachStore, freshDatabaseUrl } from '../helpers/stores.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+/** The entry `npx usher` and `npm run cli` run: the Node version check, then src/cli/main.ts. */
+const CLI = fileURLToPath(new URL('../../bin/usher.mjs', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 interface Run {
   code: number | null;
@@ -21,9 +24,16 @@ interface Run {
   stderr: string;
 }
 
-function cli(env: Record<string, string>, args: string[], input = ''): Promise<Run> {
+function runProcess(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  input = '',
+  cwd?: string,
+): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(command, args, {
+      cwd,
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -43,6 +53,9 @@ function cli(env: Record<string, string>, args: string[], input = ''): Promise<R
     });
   });
 }
+
+const cli = (env: Record<string, string>, args: string[], input = '') =>
+  runProcess(process.execPath, [CLI, ...args], env, input);
 
 describeEachStore('admin CLI', (store) => {
   let server: ServerProcess;
@@ -113,6 +126,7 @@ describeEachStore('admin CLI', (store) => {
     const missing = await cli(env, ['users', 'delete']);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /--email is required/);
+    assert.match(unknown.stderr, /^Commands:$/m, 'an unknown command gets the list of commands');
     for (const run of [weak, dup, unknown, missing]) assert.equal(run.stdout, '');
   });
 
@@ -129,7 +143,35 @@ describeEachStore('admin CLI', (store) => {
     ]) {
       const run = await cli(env, args);
       assert.equal(run.code, 0, args.join(' '));
-      assert.match(run.stdout, /^Usage: npm run cli -- /, args.join(' '));
+      assert.match(run.stdout, /^Usage: usher /, args.join(' '));
+    }
+  });
+
+  test('ISSUE 15: a usage error shows the usage of the command meant, not the whole help, with exit code 2', async () => {
+    for (const [args, message, usage] of [
+      [['users', 'set-password'], '--email is required', 'Usage: usher users set-password --email E'],
+      [
+        ['users', 'add', '--email', 'u@example.com'],
+        '--name is required',
+        'Usage: usher users add --email E --name N',
+      ],
+      [['users', 'import'], 'users import needs a FILE', 'Usage: usher users import FILE'],
+      [['users', 'list', '--jsn'], "Unknown option '--jsn'", 'Usage: usher users list [--json]'],
+      [
+        ['mail', 'send-test', '--to'],
+        "Option '--to <value>' argument missing",
+        'Usage: usher mail send-test --to E',
+      ],
+    ]) {
+      const run = await cli(env, args as string[]);
+      const what = (args as string[]).join(' ');
+      assert.equal(run.code, 2, what);
+      assert.equal(run.stdout, '', what);
+      const lines = run.stderr.split('\n');
+      assert.ok(lines[0]!.startsWith(`usher: ${message}`), `${what}: ${run.stderr}`);
+      assert.equal(lines[2], usage, what);
+      assert.match(run.stderr, /Run "usher [a-z -]+ --help" for more\.\n$/, what);
+      assert.doesNotMatch(run.stderr, /Commands:/, what);
     }
   });
 
@@ -137,10 +179,99 @@ describeEachStore('admin CLI', (store) => {
     await addUser('Lister@Example.com', 'Lister', 'cli-password-4');
     const table = await cli(env, ['users', 'list']);
     assert.equal(table.code, 0);
-    assert.match(table.stdout, /\tLister@Example\.com\tLister\t/);
+    assert.match(table.stdout, /^ *ID {2}EMAIL +NAME +CREATED\n/);
+    assert.match(table.stdout, /\n *\d+ {2}Lister@Example\.com +Lister +\d{4}-\d\d-\d\dT/);
     const rows = await listJson();
     assert.ok(rows.some((r) => r.email === 'Lister@Example.com'));
     assert.ok(rows.every((r) => Object.keys(r).sort().join() === 'createdAt,email,id,name'));
+    assert.ok(rows.every((r) => typeof r.id === 'number'));
+  });
+
+  // A database of its own, so the table holds exactly these rows.
+  const listOf = async (args: string[]) => {
+    const fresh = await freshDatabaseUrl(store.kind);
+    try {
+      const database = openTestDatabase({ kind: store.kind, url: fresh.url });
+      try {
+        await database.migrate();
+        const at = '2026-11-22T10:00:00.000Z';
+        await database.db
+          .insertInto('users')
+          .values(
+            [
+              [1n, 'ada@example.com', 'Ada Lovelace'],
+              [2n, 'tab@example.com', 'Tab\there'],
+              [2n ** 53n + 1n, 'li@example.com', '李小龙'],
+            ].map(([id, email, name]) => ({
+              id: id as bigint,
+              email: email as string,
+              email_key: email as string,
+              name: name as string,
+              password_hash: 'x',
+              created_at: at,
+              updated_at: at,
+            })),
+          )
+          .execute();
+      } finally {
+        await database.close();
+      }
+      return await cli({ DATABASE_URL: fresh.url }, args);
+    } finally {
+      await fresh.drop();
+    }
+  };
+
+  test('ISSUE 15: users list is a table with a header row and columns aligned on the escaped text, wide characters taking two columns', async () => {
+    const run = await listOf(['users', 'list']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(
+      run.stdout,
+      [
+        '              ID  EMAIL            NAME          CREATED',
+        '               1  ada@example.com  Ada Lovelace  2026-11-22T10:00:00.000Z',
+        '               2  tab@example.com  Tab\\there     2026-11-22T10:00:00.000Z',
+        '9007199254740993  li@example.com   李小龙        2026-11-22T10:00:00.000Z',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('ISSUE 15: users list --json writes ids as JSON numbers, exact above 2^53', async () => {
+    const run = await listOf(['users', 'list', '--json']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(
+      run.stdout,
+      [
+        '{"id":1,"email":"ada@example.com","name":"Ada Lovelace","createdAt":"2026-11-22T10:00:00.000Z"}',
+        '{"id":2,"email":"tab@example.com","name":"Tab\\there","createdAt":"2026-11-22T10:00:00.000Z"}',
+        '{"id":9007199254740993,"email":"li@example.com","name":"李小龙","createdAt":"2026-11-22T10:00:00.000Z"}',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('ISSUE 15: npx usher users list --json, in the repository, prints only JSON lines (no npm banner)', async () => {
+    const run = await runProcess(
+      'npx',
+      ['usher', 'users', 'list', '--json'],
+      // This Node first on PATH, as for a person who installed Node 24; HOME for npm's cache.
+      {
+        PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+        HOME: process.env.HOME ?? '',
+        ...env,
+      },
+      '',
+      ROOT,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.stdout.split('\n');
+    assert.equal(lines.pop(), '', 'ends with a line break');
+    assert.ok(lines.length > 0, run.stdout);
+    for (const line of lines) {
+      const row = JSON.parse(line) as Record<string, unknown>;
+      assert.equal(typeof row.id, 'number', line);
+    }
   });
 
   test('ISSUE 11: users list shows control characters and bidi overrides in names and emails as escapes, never raw', async () => {
@@ -173,10 +304,12 @@ describeEachStore('admin CLI', (store) => {
     assert.doesNotMatch(table.stdout, unsafe);
     const row = table.stdout.split('\n').find((line) => line.includes('Mallory'));
     assert.ok(row, table.stdout);
-    const fields = row.split('\t');
-    assert.equal(fields.length, 4, `one row of four columns: ${JSON.stringify(row)}`);
-    assert.equal(fields[1], 'mallory\\x1b]0;owned\\x07@example.com');
-    assert.equal(fields[2], 'Mallory\\x1b[2J\\x07\\r\\n\\x9b31m\\u202eevil\\u2028\\u2066\\x7f\\ttab\\\\end');
+    assert.match(row, /^ *\d+ {2}\S+ +\S+ +\d{4}-/, `one row of four columns: ${JSON.stringify(row)}`);
+    assert.ok(row.includes('  mallory\\x1b]0;owned\\x07@example.com  '), row);
+    assert.ok(
+      row.includes('  Mallory\\x1b[2J\\x07\\r\\n\\x9b31m\\u202eevil\\u2028\\u2066\\x7f\\ttab\\\\end  '),
+      row,
+    );
 
     const json = await cli(env, ['users', 'list', '--json']);
     assert.equal(json.code, 0, json.stderr);
@@ -406,7 +539,7 @@ describeEachStore('admin CLI', (store) => {
 
 const hasScript = spawnSync('script', ['--version']).status === 0;
 
-describe('on a terminal', { skip: hasScript ? false : 'script(1) is not installed' }, () => {
+describeUnless(hasScript ? false : 'script(1) is not installed', 'on a terminal', () => {
   let dir: string;
   let env: Record<string, string>;
   before(() => {

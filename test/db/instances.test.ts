@@ -1,13 +1,14 @@
 // Several Usher processes on one PostgreSQL database act as one service.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { newUser, sessionToken } from '../helpers/app.ts';
 import { postJson, type ServerProcess, startServer } from '../helpers/process.ts';
+import { describeUnless } from '../helpers/skip.ts';
 import { freshDatabaseUrl, postgresAvailable } from '../helpers/stores.ts';
 
 const skip = postgresAvailable ? false : 'TEST_DATABASE_URL is not set';
 
-describe('Two instances on one database [postgres]', { skip }, () => {
+describeUnless(skip, 'Two instances on one database [postgres]', () => {
   let one: ServerProcess;
   let two: ServerProcess;
   let drop: () => Promise<void> = async () => {};

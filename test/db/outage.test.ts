@@ -7,6 +7,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { newUser, startApp, type TestApp } from '../helpers/app.ts';
 import { freePort } from '../helpers/process.ts';
+import { describeUnless } from '../helpers/skip.ts';
 import { freshDatabaseUrl, postgresAvailable, type Store } from '../helpers/stores.ts';
 
 const skip = postgresAvailable ? false : 'TEST_DATABASE_URL is not set';
@@ -57,7 +58,7 @@ class TcpProxy {
   }
 }
 
-describe('Database outage [postgres]', { skip }, () => {
+describeUnless(skip, 'Database outage [postgres]', () => {
   test('a port that refuses connections: 503 UNAVAILABLE quickly, /readyz 503, /healthz 200', async () => {
     const refused = await freePort(); // nothing listens there
     const store: Store = { kind: 'postgres', url: `postgres://postgres@127.0.0.1:${refused}/usher` };

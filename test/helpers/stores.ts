@@ -1,6 +1,7 @@
 // Each HTTP test file runs once per store, each run on a fresh database (see databases.ts).
-import { after, before, describe } from 'node:test';
+import { after, before } from 'node:test';
 import { freshDatabaseUrl, postgresAvailable, type StoreKind } from './databases.ts';
+import { describeUnless } from './skip.ts';
 
 export { freshDatabaseUrl, postgresAvailable, type StoreKind };
 
@@ -17,12 +18,13 @@ interface MutableStore extends Store {
 
 /**
  * Defines `suite` once per store. Without TEST_DATABASE_URL the PostgreSQL run is reported as
- * skipped, so a missing server is visible in the test output instead of silently absent.
+ * skipped (a "﹣ … [postgres] # TEST_DATABASE_URL is not set" line, counted in the summary's
+ * skipped figure), so a missing server is visible in the test output instead of silently absent.
  */
 export function describeEachStore(title: string, suite: (store: Store) => void): void {
   for (const kind of ['sqlite', 'postgres'] as const) {
     const skip = kind === 'postgres' && !postgresAvailable ? 'TEST_DATABASE_URL is not set' : false;
-    describe(`${title} [${kind}]`, { skip }, () => {
+    describeUnless(skip, `${title} [${kind}]`, () => {
       const store: MutableStore = { kind, url: '', cleanup: async () => {} };
       before(async () => {
         const fresh = await freshDatabaseUrl(kind);

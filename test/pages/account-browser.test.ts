@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Secret, TOTP } from 'otpauth';
 import type { Browser } from 'playwright-core';
@@ -13,6 +13,7 @@ import { newUser, startApp, type TestApp } from '../helpers/app.ts';
 import { addVirtualAuthenticator, launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { freshDatabaseUrl, postgresAvailable } from '../helpers/databases.ts';
 import { freePort } from '../helpers/process.ts';
+import { describeUnless } from '../helpers/skip.ts';
 
 const skip = skipWithoutChromium;
 // The committed screenshots in docs/screenshots/ are rewritten only when asked
@@ -34,9 +35,9 @@ async function until(condition: () => Promise<boolean>): Promise<void> {
 }
 
 for (const kind of ['sqlite', 'postgres'] as const) {
-  describe(`Account page in headless Chromium [${kind}]`, {
-    skip: skip || (kind === 'postgres' && !postgresAvailable ? 'TEST_DATABASE_URL is not set' : false),
-  }, () => {
+  const skipRun =
+    skip || (kind === 'postgres' && !postgresAvailable ? 'TEST_DATABASE_URL is not set' : false);
+  describeUnless(skipRun, `Account page in headless Chromium [${kind}]`, () => {
     let t: TestApp;
     let base: string;
     let browser: Browser;

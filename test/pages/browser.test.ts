@@ -3,13 +3,14 @@
 // Screenshots of the reset page on a phone-sized viewport go to docs/screenshots/.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { SMTPServer } from 'smtp-server';
 import { newUser, startApp, type TestApp, testConfig } from '../helpers/app.ts';
 import { launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { freePort, postJson } from '../helpers/process.ts';
+import { describeUnless } from '../helpers/skip.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 const skip = skipWithoutChromium;
@@ -166,7 +167,7 @@ function assertClean(w: Watched, origin: string): void {
 const apiCalls = (w: Watched) => w.requests.filter((r) => r.url.pathname.startsWith('/api/'));
 const text = (w: Watched, selector: string) => w.page.locator(selector).innerText();
 
-describe('Pages for mail links in headless Chromium', { skip }, () => {
+describeUnless(skip, 'Pages for mail links in headless Chromium', () => {
   describeEachStore('Chromium', (store) => {
     let smtp: Awaited<ReturnType<typeof startSmtp>>;
     let t: TestApp;

@@ -4,12 +4,13 @@
 // CSP allows connect-src 'self'), injected by the test: page.evaluate runs outside the page's CSP.
 // Skipped, visibly, without Chromium.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Profile } from '../../src/config.ts';
 import { newUser, sessionToken, startApp, type TestApp } from '../helpers/app.ts';
 import { addVirtualAuthenticator, launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { freePort } from '../helpers/process.ts';
+import { describeUnless } from '../helpers/skip.ts';
 import { describeEachStore, type Store } from '../helpers/stores.ts';
 
 const skip = skipWithoutChromium;
@@ -145,7 +146,7 @@ async function listening(store: Store, profile: Profile, publicUrl?: string) {
   return { t, base, direct: `http://127.0.0.1:${port}` };
 }
 
-describe('Passkeys in Chromium', { skip }, () => {
+describeUnless(skip, 'Passkeys in Chromium', () => {
   describeEachStore('Chromium passkeys', (store) => {
     let browser: Browser;
     const apps: Array<{ t: TestApp; base: string }> = [];

@@ -227,6 +227,25 @@ describeEachStore('The signed-in user and their sessions', (store) => {
   });
 
   describe('GET /api/sessions', () => {
+    test('ISSUE 15: at most the 100 newest sessions are listed, as the document says (maxItems)', async () => {
+      const { t, clock } = await clockedApp(store);
+      try {
+        const u = await register(t);
+        const tokens: string[] = [];
+        for (let i = 0; i < 101; i++) {
+          tokens.push((await tokenSignIn(t, u)).token);
+          clock.now += 1_000;
+        }
+        const listed = (await listSessions(t, tokens[100]!)).json() as Array<{ id: string }>;
+        assert.equal(listed.length, 100);
+        const oldest = await idOf(t, tokens[0]!);
+        assert.ok(!listed.some((s) => s.id === oldest), 'the oldest is the one left out');
+        assert.equal(listed[0]!.id, await idOf(t, tokens[100]!), 'newest first');
+      } finally {
+        await t.close();
+      }
+    });
+
     test('CONTRACT: the live sessions, newest first, each with its times and User-Agent, the caller marked current', async () => {
       const { t, clock } = await clockedApp(store);
       try {

@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { after, test } from 'node:test';
 import { startServer } from '../helpers/process.ts';
+import { describeUnless } from '../helpers/skip.ts';
 
 const linux = existsSync('/proc/self/task');
 const dir = mkdtempSync(join(tmpdir(), 'usher-pool-'));
@@ -22,7 +23,7 @@ function poolThreadNice(pid: number): number[] {
     });
 }
 
-describe('the libuv threadpool of a running server', { skip: linux ? false : 'needs /proc (Linux)' }, () => {
+describeUnless(linux ? false : 'needs /proc (Linux)', 'the libuv threadpool of a running server', () => {
   test('HASH_CONCURRENCY=3 gives 5 pool threads (3 hash slots, 2 spares), each at nice 5', async () => {
     const server = await startServer({
       DATABASE_URL: `sqlite:${join(dir, 'a.sqlite')}`,

@@ -66,6 +66,14 @@ test("the client's README shows its examples as they are (the type check compile
   }
 });
 
+test("the project's README shows the sign-in page as it is", () => {
+  const readme = readFileSync(new URL('../../README.md', CLIENT), 'utf8');
+  assert.ok(
+    readme.includes(`\`\`\`ts\n${readFileSync(EXAMPLE, 'utf8')}\`\`\``),
+    'README.md, "TypeScript client"',
+  );
+});
+
 describe('The README sign-in page in Chromium', { skip: skipWithoutChromium }, () => {
   describeEachStore('sign-in page with @usher/client', (store) => {
     let browser: Browser;

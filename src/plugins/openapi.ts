@@ -1,8 +1,9 @@
 // The OpenAPI 3.1 document, generated from the route schemas (so it cannot drift from what is
 // validated and serialised), at GET /openapi.json, and a browsable Swagger UI at /docs served from
 // the npm package's own assets: no CDN, so it works offline.
+import { readFile } from 'node:fs/promises';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+import swaggerUi, { type FastifySwaggerUiConfigOptions } from '@fastify/swagger-ui';
 import fp from 'fastify-plugin';
 import type { Profile } from '../config.ts';
 import { SESSION_COOKIE, SESSION_SECURITY } from '../sessions/guard.ts';
@@ -209,6 +210,20 @@ export function documentJson(document: unknown): string {
 // JSON.rawJSON (Node 21+) is not in TypeScript's lib yet.
 const rawJson = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
 
+const ASSETS = new URL('./docs-assets/', import.meta.url);
+const asset = (name: string) => readFile(new URL(name, ASSETS));
+
+/**
+ * Swagger UI's plugins on the docs page, as browser code: @fastify/swagger-ui writes a function
+ * in `uiConfig` into the page's script by its source text. DownloadUrl is the default this list
+ * replaces (it loads the document); the second renders nothing for Swagger's own top-bar logo,
+ * an SVG with an inline <style> that the page's CSP refuses, before the `logo` option puts
+ * Usher's in its place.
+ */
+const UI_PLUGINS = new Function(
+  'return [SwaggerUIBundle.plugins.DownloadUrl, () => ({ components: { Logo: () => null } })];',
+) as NonNullable<FastifySwaggerUiConfigOptions['plugins']>[number];
+
 /** GET /openapi.json and the browsable docs at /docs; registered after every route. */
 export const docsPlugin = fp(
   async (app) => {
@@ -218,11 +233,27 @@ export const docsPlugin = fp(
       async (_request, reply) =>
         reply.type('application/json; charset=utf-8').send(documentJson(app.swagger())),
     );
+    const [icon, logo, css] = await Promise.all([
+      readFile(new URL('../pages/assets/icon.svg', import.meta.url)),
+      asset('logo.svg'),
+      asset('docs.css'),
+    ]);
     await app.register(swaggerUi, {
       routePrefix: DOCS_PREFIX,
-      // Swagger UI's own strict CSP (hashes of its inline code) replaces the JSON one on these pages.
-      staticCSP: true,
-      uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0 },
+      // The policy is security-headers.ts's DOCS_CSP, set on every response under /docs.
+      staticCSP: false,
+      theme: {
+        title: 'Usher API reference',
+        favicon: [{ filename: 'icon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: icon }],
+        css: [{ filename: 'usher.css', content: css.toString('utf8') }],
+      },
+      logo: { type: 'image/svg+xml', content: logo },
+      uiConfig: {
+        plugins: [UI_PLUGINS],
+        deepLinking: true,
+        defaultModelsExpandDepth: 0,
+        // No tagsSorter or operationsSorter: the document's order is the page's (operations last).
+      },
     });
   },
   { name: 'usher-docs', dependencies: ['usher-openapi'] },

@@ -1,14 +1,53 @@
-// GET /docs in a real headless Chromium: the page renders every route from local assets (no CDN),
-// and a screenshot is saved to test-results/api-docs.png. Skipped, visibly, without Chromium.
+// GET /docs: its headers and files over HTTP, then the page in a real headless Chromium: every
+// route from local assets (no CDN), Usher's title, icon and top bar, the operations tag last, and
+// no CSP violation. The browser part is skipped, visibly, without Chromium.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { type ServerProcess, startServer } from '../helpers/process.ts';
+import { describeEachStore } from '../helpers/stores.ts';
 
 const skip = skipWithoutChromium;
-const SCREENSHOT = fileURLToPath(new URL('../../test-results/api-docs.png', import.meta.url));
+// The committed screenshots in docs/screenshots/ are rewritten only when asked
+// (UPDATE_SCREENSHOTS=1 npm test), so a test run leaves the working tree as it was.
+const SCREENSHOTS = new URL(
+  process.env.UPDATE_SCREENSHOTS === '1' ? '../../docs/screenshots/' : '../../test-results/',
+  import.meta.url,
+);
+const DOCS_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+describeEachStore('GET /docs over HTTP', (store) => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp(store, 'b');
+  });
+  after(() => t.close());
+
+  test('ISSUE 15: the page, its script and its theme carry one CSP with no inline script or style', async () => {
+    for (const path of ['/docs', '/docs/static/swagger-initializer.js', '/docs/static/theme/usher.css']) {
+      const res = await t.get(path);
+      assert.equal(res.statusCode, 200, path);
+      assert.equal(res.headers['content-security-policy'], DOCS_CSP, path);
+      assert.equal(res.headers['x-content-type-options'], 'nosniff', path);
+    }
+    const elsewhere = await t.get('/docsx');
+    assert.equal(elsewhere.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'");
+  });
+
+  test('ISSUE 15: Usher’s title and icon', async () => {
+    const html = (await t.get('/docs')).body;
+    assert.match(html, /<title>Usher API reference<\/title>/);
+    assert.doesNotMatch(html, /Swagger UI<\/title>|favicon-32x32\.png/);
+    const icon = await t.get('/docs/static/theme/icon.svg');
+    assert.equal(icon.headers['content-type'], 'image/svg+xml');
+    assert.match(icon.body, /<title>Usher<\/title>/);
+  });
+});
 
 describe('GET /docs in headless Chromium', { skip }, () => {
   let server: ServerProcess;
@@ -17,7 +56,7 @@ describe('GET /docs in headless Chromium', { skip }, () => {
   });
   after(() => server?.stop());
 
-  test('ISSUE 7: the API reference renders every route from local assets, with no outside request', async () => {
+  test('ISSUE 7 + 15: every route from local assets, Usher’s top bar, operations last, no CSP violation', async () => {
     const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
@@ -27,27 +66,56 @@ describe('GET /docs in headless Chromium', { skip }, () => {
         if (url.protocol.startsWith('http') && url.host !== new URL(server.url).host)
           outside.push(request.url());
       });
-      const errors: string[] = [];
-      page.on('pageerror', (error) => errors.push(error.message));
+      const problems: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error' || message.type() === 'warning')
+          problems.push(`console ${message.type()}: ${message.text()}`);
+      });
+      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+      await page.addInitScript({
+        content: `document.addEventListener('securitypolicyviolation', (event) =>
+          console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI));`,
+      });
       await page.goto(`${server.url}/docs`, { waitUntil: 'networkidle' });
       await page.waitForSelector('.opblock', { timeout: 15_000 });
       const paths = await page.$$eval('.opblock-summary-path', (nodes) =>
-        nodes.map((n) => n.textContent?.replace(/\u200b/g, '')),
+        nodes.map((n) => n.getAttribute('data-path')),
       );
       for (const path of [
         '/api/users/{id}',
         '/api/users',
         '/api/signin',
+        '/api/sessions',
         '/rest',
         '/api/products/{id}/reviews',
       ]) {
         assert.ok(paths.includes(path), `${path} is listed (got ${paths.join(', ')})`);
       }
+
+      assert.equal(await page.title(), 'Usher API reference');
+      const logo = page.locator('.topbar a.link img');
+      assert.match((await logo.getAttribute('src')) ?? '', /^data:image\/svg\+xml;base64,/);
+      assert.equal(
+        await page.locator('.topbar a.link svg').count(),
+        0,
+        'no Swagger logo left in the top bar',
+      );
+
+      // The tags in the document's order: operations (probes, metrics) is the last section.
+      const tags = await page.$$eval('.opblock-tag', (nodes) => nodes.map((n) => n.getAttribute('data-tag')));
+      assert.equal(tags.at(-1), 'operations', `tags: ${tags.join(', ')}`);
+      assert.equal(tags[0], 'users');
+      const last = await page
+        .locator('.opblock-tag-section')
+        .last()
+        .locator('.opblock-summary-path')
+        .evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-path')));
+      assert.deepEqual([...last].sort(), ['/healthz', '/metrics', '/readyz']);
+
       assert.deepEqual(outside, [], 'every asset comes from Usher itself');
-      assert.deepEqual(errors, []);
-      mkdirSync(new URL('../../test-results/', import.meta.url), { recursive: true });
-      await page.screenshot({ path: SCREENSHOT, fullPage: false });
-      assert.ok(existsSync(SCREENSHOT));
+      assert.deepEqual(problems, []);
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: fileURLToPath(new URL('api-docs.png', SCREENSHOTS)), fullPage: false });
     } finally {
       await browser.close();
     }

@@ -224,7 +224,11 @@ const UI_PLUGINS = new Function(
   'return [SwaggerUIBundle.plugins.DownloadUrl, () => ({ components: { Logo: () => null } })];',
 ) as NonNullable<FastifySwaggerUiConfigOptions['plugins']>[number];
 
-/** GET /openapi.json and the browsable docs at /docs; registered after every route. */
+/**
+ * GET /openapi.json and the browsable docs at /docs; registered after every route. The page
+ * loads /openapi.json, the one address of the document; the package's /docs/json and /docs/yaml
+ * serve the same object and stay for whoever used them.
+ */
 export const docsPlugin = fp(
   async (app) => {
     app.get(
@@ -232,6 +236,14 @@ export const docsPlugin = fp(
       { schema: { hide: true }, config: { usesDatabase: false } },
       async (_request, reply) =>
         reply.type('application/json; charset=utf-8').send(documentJson(app.swagger())),
+    );
+    // @fastify/swagger-ui points Swagger UI at its own /docs/json whatever `uiConfig.url` says; a
+    // config document the page fetches (`configUrl`) is what Swagger UI lets override that with.
+    const pageConfig = { url: '/openapi.json' };
+    app.get(
+      `${DOCS_PREFIX}/config.json`,
+      { schema: { hide: true }, config: { usesDatabase: false } },
+      async () => pageConfig,
     );
     const [icon, logo, css] = await Promise.all([
       readFile(new URL('../pages/assets/icon.svg', import.meta.url)),
@@ -249,6 +261,7 @@ export const docsPlugin = fp(
       },
       logo: { type: 'image/svg+xml', content: logo },
       uiConfig: {
+        configUrl: `${DOCS_PREFIX}/config.json`,
         plugins: [UI_PLUGINS],
         deepLinking: true,
         defaultModelsExpandDepth: 0,

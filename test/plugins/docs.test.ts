@@ -1,6 +1,7 @@
 // GET /docs: its headers and files over HTTP, then the page in a real headless Chromium: every
-// route from local assets (no CDN), Usher's title, icon and top bar, the operations tag last, and
-// no CSP violation. The browser part is skipped, visibly, without Chromium.
+// route from local assets (no CDN), Usher's title, icon and top bar, the document loaded from
+// /openapi.json, the operations tag last, and no CSP violation. The browser part is skipped,
+// visibly, without Chromium.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
@@ -39,13 +40,24 @@ describeEachStore('GET /docs over HTTP', (store) => {
     assert.equal(elsewhere.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'");
   });
 
-  test('ISSUE 15: Usher’s title and icon', async () => {
+  test('ISSUE 15: Usher’s title and icon, and the page is pointed at /openapi.json', async () => {
     const html = (await t.get('/docs')).body;
     assert.match(html, /<title>Usher API reference<\/title>/);
     assert.doesNotMatch(html, /Swagger UI<\/title>|favicon-32x32\.png/);
     const icon = await t.get('/docs/static/theme/icon.svg');
     assert.equal(icon.headers['content-type'], 'image/svg+xml');
     assert.match(icon.body, /<title>Usher<\/title>/);
+    const config = await t.get('/docs/config.json');
+    assert.equal(config.statusCode, 200);
+    assert.deepEqual(config.json(), { url: '/openapi.json' });
+    assert.match(
+      (await t.get('/docs/static/swagger-initializer.js')).body,
+      /configUrl":"\/docs\/config\.json"/,
+    );
+  });
+
+  test('ISSUE 15: /docs/json, the package’s own address, serves the same document as /openapi.json', async () => {
+    assert.deepEqual((await t.get('/docs/json')).json(), (await t.get('/openapi.json')).json());
   });
 });
 
@@ -56,15 +68,17 @@ describe('GET /docs in headless Chromium', { skip }, () => {
   });
   after(() => server?.stop());
 
-  test('ISSUE 7 + 15: every route from local assets, Usher’s top bar, operations last, no CSP violation', async () => {
+  test('ISSUE 7 + 15: every route from local assets, Usher’s top bar, the document from /openapi.json, operations last, no CSP violation', async () => {
     const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
       const outside: string[] = [];
+      const fetched: string[] = [];
       page.on('request', (request) => {
         const url = new URL(request.url());
         if (url.protocol.startsWith('http') && url.host !== new URL(server.url).host)
           outside.push(request.url());
+        else if (url.protocol.startsWith('http')) fetched.push(url.pathname);
       });
       const problems: string[] = [];
       page.on('console', (message) => {
@@ -93,6 +107,9 @@ describe('GET /docs in headless Chromium', { skip }, () => {
       }
 
       assert.equal(await page.title(), 'Usher API reference');
+      assert.ok(fetched.includes('/openapi.json'), 'the page loads /openapi.json');
+      assert.ok(!fetched.includes('/docs/json'), 'and not the package’s /docs/json');
+      assert.equal(await page.inputValue('.topbar .download-url-input'), '/openapi.json');
       const logo = page.locator('.topbar a.link img');
       assert.match((await logo.getAttribute('src')) ?? '', /^data:image\/svg\+xml;base64,/);
       assert.equal(

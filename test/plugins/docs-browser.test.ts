@@ -11,6 +11,7 @@ import type { Profile } from '../../src/config.ts';
 import { newUser, startApp, type TestApp } from '../helpers/app.ts';
 import { launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { freePort } from '../helpers/process.ts';
+import { describeUnless } from '../helpers/skip.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 const skip = skipWithoutChromium;
@@ -115,7 +116,7 @@ async function openDocs(browser: Browser, base: string) {
 
 const PRODUCT = { name: 'Docs lamp', description: 'Made on the docs page', price: 1999 };
 
-describe('The docs page alone, in headless Chromium', { skip }, () => {
+describeUnless(skip, 'The docs page alone, in headless Chromium', () => {
   describeEachStore('docs page', (store) => {
     let browser: Browser;
     before(async () => {

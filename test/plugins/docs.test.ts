@@ -4,11 +4,12 @@
 // visibly, without Chromium.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { type ServerProcess, startServer } from '../helpers/process.ts';
+import { describeUnless } from '../helpers/skip.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 const skip = skipWithoutChromium;
@@ -61,7 +62,7 @@ describeEachStore('GET /docs over HTTP', (store) => {
   });
 });
 
-describe('GET /docs in headless Chromium', { skip }, () => {
+describeUnless(skip, 'GET /docs in headless Chromium', () => {
   let server: ServerProcess;
   before(async () => {
     server = await startServer({ DATABASE_URL: 'sqlite::memory:', PROFILE: 'b' });

@@ -224,10 +224,14 @@ const UI_PLUGINS = new Function(
   'return [SwaggerUIBundle.plugins.DownloadUrl, () => ({ components: { Logo: () => null } })];',
 ) as NonNullable<FastifySwaggerUiConfigOptions['plugins']>[number];
 
+// The package's own copies of the document serialise app.swagger() themselves, so they would
+// write the id maximum rounded up to 2^63: they send readers to /openapi.json instead, whose JSON
+// is also valid YAML.
+const PACKAGE_COPIES = new Set([`${DOCS_PREFIX}/json`, `${DOCS_PREFIX}/yaml`]);
+
 /**
- * GET /openapi.json and the browsable docs at /docs; registered after every route. The page
- * loads /openapi.json, the one address of the document; the package's /docs/json and /docs/yaml
- * serve the same object and stay for whoever used them.
+ * GET /openapi.json, the one address of the document, and the browsable docs at /docs, which
+ * load it; registered after every route.
  */
 export const docsPlugin = fp(
   async (app) => {
@@ -260,6 +264,12 @@ export const docsPlugin = fp(
         css: [{ filename: 'usher.css', content: css.toString('utf8') }],
       },
       logo: { type: 'image/svg+xml', content: logo },
+      uiHooks: {
+        onRequest: (request, reply, done) => {
+          if (PACKAGE_COPIES.has(request.routeOptions.url ?? '')) reply.redirect('/openapi.json', 301);
+          else done();
+        },
+      },
       uiConfig: {
         configUrl: `${DOCS_PREFIX}/config.json`,
         plugins: [UI_PLUGINS],

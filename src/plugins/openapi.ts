@@ -214,14 +214,13 @@ const ASSETS = new URL('./docs-assets/', import.meta.url);
 const asset = (name: string) => readFile(new URL(name, ASSETS));
 
 /**
- * Swagger UI's plugins on the docs page, as browser code: @fastify/swagger-ui writes a function
- * in `uiConfig` into the page's script by its source text. DownloadUrl is the default this list
- * replaces (it loads the document); the second renders nothing for Swagger's own top-bar logo,
- * an SVG with an inline <style> that the page's CSP refuses, before the `logo` option puts
- * Usher's in its place.
+ * Swagger UI's plugins on the docs page. @fastify/swagger-ui writes a function in `uiConfig` into
+ * the page's script by its source text, so this one only names them: DownloadUrl, the default this
+ * list replaces (it loads the document), and Usher's, from the page's theme script
+ * (docs-assets/docs.js).
  */
 const UI_PLUGINS = new Function(
-  'return [SwaggerUIBundle.plugins.DownloadUrl, () => ({ components: { Logo: () => null } })];',
+  'return [SwaggerUIBundle.plugins.DownloadUrl, window.usherDocsPlugin];',
 ) as NonNullable<FastifySwaggerUiConfigOptions['plugins']>[number];
 
 // The package's own copies of the document serialise app.swagger() themselves, so they would
@@ -249,10 +248,11 @@ export const docsPlugin = fp(
       { schema: { hide: true }, config: { usesDatabase: false } },
       async () => pageConfig,
     );
-    const [icon, logo, css] = await Promise.all([
+    const [icon, logo, css, js] = await Promise.all([
       readFile(new URL('../pages/assets/icon.svg', import.meta.url)),
       asset('logo.svg'),
       asset('docs.css'),
+      asset('docs.js'),
     ]);
     await app.register(swaggerUi, {
       routePrefix: DOCS_PREFIX,
@@ -262,6 +262,7 @@ export const docsPlugin = fp(
         title: 'Usher API reference',
         favicon: [{ filename: 'icon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: icon }],
         css: [{ filename: 'usher.css', content: css.toString('utf8') }],
+        js: [{ filename: 'usher.js', content: js.toString('utf8') }],
       },
       logo: { type: 'image/svg+xml', content: logo },
       uiHooks: {

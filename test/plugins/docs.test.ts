@@ -31,7 +31,12 @@ describeEachStore('GET /docs over HTTP', (store) => {
   after(() => t.close());
 
   test('ISSUE 15: the page, its script and its theme carry one CSP with no inline script or style', async () => {
-    for (const path of ['/docs', '/docs/static/swagger-initializer.js', '/docs/static/theme/usher.css']) {
+    for (const path of [
+      '/docs',
+      '/docs/static/swagger-initializer.js',
+      '/docs/static/theme/usher.css',
+      '/docs/static/theme/usher.js',
+    ]) {
       const res = await t.get(path);
       assert.equal(res.statusCode, 200, path);
       assert.equal(res.headers['content-security-policy'], DOCS_CSP, path);
@@ -116,6 +121,12 @@ describeUnless(skip, 'GET /docs in headless Chromium', () => {
       assert.ok(fetched.includes('/openapi.json'), 'the page loads /openapi.json');
       assert.ok(!fetched.includes('/docs/json'), 'and not the package’s /docs/json');
       assert.equal(await page.inputValue('.topbar .download-url-input'), '/openapi.json');
+      // The document names PUBLIC_URL (http://localhost:…) and the page was opened at 127.0.0.1:
+      // "Try it out" goes to the page's own server, the one its CSP lets it call.
+      const servers = await page
+        .locator('.servers select option')
+        .evaluateAll((nodes) => nodes.map((n) => n.getAttribute('value')));
+      assert.deepEqual(servers, [server.url]);
       const logo = page.locator('.topbar a.link img');
       assert.match((await logo.getAttribute('src')) ?? '', /^data:image\/svg\+xml;base64,/);
       assert.equal(

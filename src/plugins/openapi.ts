@@ -136,7 +136,8 @@ export const openApiPlugin = fp<OpenApiOptions>(
             '(GET /api/users/{id}, GET /api/users, POST /api/signin, POST /rest). Every failure has a top-level ' +
             '`error` code; each response lists the codes that route gives with that status. Any request can ' +
             'also be refused before it reaches a route: 400 `BAD_REQUEST` (not valid HTTP/1.1), 408 ' +
-            '`REQUEST_TIMEOUT`, 431 `HEADERS_TOO_LARGE`.',
+            '`REQUEST_TIMEOUT`, 431 `HEADERS_TOO_LARGE`. To call protected routes from the docs page, sign in with ' +
+            'POST /api/sessions and paste its token under Authorize → bearerToken.',
           contact: { name: 'The operators of this server', url: contactUrl },
           license: { name: 'MIT', identifier: 'MIT' },
         },
@@ -154,13 +155,19 @@ export const openApiPlugin = fp<OpenApiOptions>(
               type: 'apiKey',
               in: 'cookie',
               name: SESSION_COOKIE,
-              description: 'Set by POST /api/signin (HttpOnly; SameSite=Lax).',
+              description:
+                'The HttpOnly session cookie that POST /api/signin sets (SameSite=Lax). A browser keeps it and ' +
+                'sends it by itself: on the docs page, sign in with POST /api/signin and the calls after it carry ' +
+                'it. A value typed here is not sent (a page cannot set the Cookie header); paste a token into ' +
+                'bearerToken instead.',
             },
             bearerToken: {
               type: 'http',
               scheme: 'bearer',
               description:
-                'The same session token, for clients that do not keep cookies: POST /api/sessions gives one.',
+                'A session token, sent as `Authorization: Bearer <token>`, for clients that do not keep cookies. ' +
+                'POST /api/sessions answers with one in `token`. On the docs page: "Try it out" on POST ' +
+                '/api/sessions with your email and password, copy `token` from the response, and paste it here.',
             },
           },
         },

@@ -11,7 +11,6 @@ import { healthRoutes } from './health/routes.ts';
 import { mfaRoutes } from './mfa/routes.ts';
 import { pagesRoutes } from './pages/routes.ts';
 import { passkeyRoutes } from './passkeys/routes.ts';
-import { accessLogPlugin } from './plugins/access-log.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
   errorsPlugin,
@@ -21,7 +20,7 @@ import {
 } from './plugins/errors.ts';
 import { createMetrics, metricsPlugin } from './plugins/metrics.ts';
 import { docsPlugin, openApiPlugin } from './plugins/openapi.ts';
-import { securityHeadersPlugin } from './plugins/security-headers.ts';
+import { pipelinePlugin } from './plugins/pipeline.ts';
 import { shutdownPlugin } from './plugins/shutdown.ts';
 import { wireProfile } from './profiles/index.ts';
 import { recoveryRoutes } from './recovery/routes.ts';
@@ -33,7 +32,6 @@ import { sessionPlugin } from './sessions/plugin.ts';
 import { sessionsRoutes } from './sessions/routes.ts';
 import type { Clock } from './sessions/service.ts';
 import { BackgroundLoop } from './shared/background.ts';
-import { AppError } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
 import { usersRoutes } from './users/routes.ts';
 
@@ -129,25 +127,14 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   // Only JSON bodies are read; anything else is a 415 before it reaches a handler.
   app.removeContentTypeParser('text/plain');
+  const services = createServices(config, database, options.clock);
+  const metrics = createMetrics(database, () => services.mail.waiting());
   await app.register(errorsPlugin);
-  await app.register(shutdownPlugin);
-  await app.register(securityHeadersPlugin);
-  await app.register(accessLogPlugin);
-  // A missing Host is refused here rather than by Node, in Usher's shape; until the schema is in
-  // place every route that needs the database is a 503, not a 500. Added after the security
-  // headers, so these refusals carry them too. Callback style: on every request, so no promise
-  // is allocated for the common case.
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (!request.headers.host && request.raw.httpVersion !== '1.0') {
-      done(new AppError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header.'));
-      return;
-    }
-    if (!schema.ready && request.routeOptions.config.usesDatabase !== false) {
-      done(new AppError('UNAVAILABLE', 'The database is not ready yet; try again shortly.'));
-      return;
-    }
-    done();
-  });
+  const shutdown = { closing: false };
+  await app.register(shutdownPlugin, { state: shutdown });
+  // Shutdown refusals, security headers, the Host and readiness checks, metrics and the access log:
+  // before CORS and sessions, so the refusals here carry the security headers but not CORS ones.
+  await app.register(pipelinePlugin, { schema, shutdown, metrics: metrics.requests });
 
   if (config.corsOrigins.length > 0) {
     // CORS stays off unless origins are listed; listed origins may send credentials.
@@ -162,13 +149,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   }
 
   const profile = wireProfile(config.profile);
-  const services = createServices(config, database, options.clock);
   if (!config.encryptionKey && database.dialect === 'postgres') {
     app.log.warn(
       'ENCRYPTION_KEY is not set: two-step sign-in (TOTP) cannot be set up on PostgreSQL (503) until it is',
     );
   }
-  const metrics = createMetrics(database, () => services.mail.waiting());
   services.hasher.onHash = metrics.hashSeconds;
   services.mail.onOutcome = metrics.mail;
   services.mail.log = app.log.child({ component: 'mail' });

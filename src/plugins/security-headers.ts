@@ -1,4 +1,4 @@
-import fp from 'fastify-plugin';
+import type { FastifyContextConfig } from 'fastify';
 import { DOCS_PREFIX } from './openapi.ts';
 
 declare module 'fastify' {
@@ -21,32 +21,29 @@ const PAGE_CSP =
 // The account page shows its QR code from a blob: URL of an SVG it fetched from Usher; only that
 // page (and its own assets) get this one addition.
 const ACCOUNT_PAGE_CSP = PAGE_CSP.replace("img-src 'self';", "img-src 'self' blob:;");
-const HSTS = 'max-age=31536000; includeSubDomains';
+/** Only on requests that came over https (the request's protocol decides, so it is added per request). */
+export const HSTS = 'max-age=31536000; includeSubDomains';
+
+export type HeaderList = ReadonlyArray<readonly [name: string, value: string]>;
 
 /**
- * Headers on every response, errors and 404s included. JSON needs no scripts, styles or framing,
- * so the CSP forbids all of them; nosniff stops a browser reading JSON as HTML. Routes marked
- * `config.page` (Usher's HTML pages and their assets) get a policy that lets them run their own files.
+ * The headers every response of a route carries, errors and 404s included, worked out once per
+ * route (plugins/pipeline.ts sets them). JSON needs no scripts, styles or framing, so the CSP
+ * forbids all of them; nosniff stops a browser reading JSON as HTML. Routes marked `config.page`
+ * (Usher's HTML pages and their assets) get a policy that lets them run their own files.
+ * `path`: the route's pattern, or for the not-found handler the request's URL.
  */
-export const securityHeadersPlugin = fp(
-  async (app) => {
-    // A callback hook (no promise) keeps this off the hot path's allocation budget.
-    app.addHook('onRequest', (request, reply, done) => {
-      reply.header('x-content-type-options', 'nosniff');
-      if (request.routeOptions.config.page) {
-        const { blobImages } = request.routeOptions.config;
-        reply.header('content-security-policy', blobImages ? ACCOUNT_PAGE_CSP : PAGE_CSP);
-        // A page's address may still hold a link's token when a request leaves it (before its script
-        // has cleared it, or with the ?token= fallback): no Referer carries it anywhere.
-        reply.header('referrer-policy', 'no-referrer');
-      } else if (!request.url.startsWith(DOCS_PREFIX)) {
-        // The docs pages bring their own, looser policy (scripts and styles of Swagger UI).
-        reply.header('content-security-policy', CSP);
-      }
-      if (request.routeOptions.config.noStore) reply.header('cache-control', 'no-store');
-      if (request.protocol === 'https') reply.header('strict-transport-security', HSTS);
-      done();
-    });
-  },
-  { name: 'usher-security-headers' },
-);
+export function securityHeaders(config: FastifyContextConfig, path: string): HeaderList {
+  const headers: Array<[string, string]> = [['x-content-type-options', 'nosniff']];
+  if (config.page) {
+    headers.push(['content-security-policy', config.blobImages ? ACCOUNT_PAGE_CSP : PAGE_CSP]);
+    // A page's address may still hold a link's token when a request leaves it (before its script
+    // has cleared it, or with the ?token= fallback): no Referer carries it anywhere.
+    headers.push(['referrer-policy', 'no-referrer']);
+  } else if (!path.startsWith(DOCS_PREFIX)) {
+    // The docs pages bring their own, looser policy (scripts and styles of Swagger UI).
+    headers.push(['content-security-policy', CSP]);
+  }
+  if (config.noStore) headers.push(['cache-control', 'no-store']);
+  return headers;
+}

@@ -21,6 +21,7 @@ import {
 import { createMetrics, metricsPlugin } from './plugins/metrics.ts';
 import { docsPlugin, openApiPlugin } from './plugins/openapi.ts';
 import { pipelinePlugin } from './plugins/pipeline.ts';
+import { lazyChildLogger } from './plugins/request-logger.ts';
 import { shutdownPlugin } from './plugins/shutdown.ts';
 import { wireProfile } from './profiles/index.ts';
 import { recoveryRoutes } from './recovery/routes.ts';
@@ -80,6 +81,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     // One access-log line per request, written when the response is done (plugins/access-log.ts),
     // instead of Fastify's two ("incoming request" and "request completed").
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger,
     ajv: {
       // Fastify's defaults coerce ("12345678901" ⇄ 12345678901, null → "") and silently drop
       // unknown fields; Usher refuses both instead.

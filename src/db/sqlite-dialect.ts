@@ -58,8 +58,16 @@ function adapt(statement: StatementSync): SqliteStatement {
   };
 }
 
+/** Kysely's view of the connection, plus what the direct path of db/prepared.ts needs. */
+export interface SqliteConnection extends SqliteDatabase {
+  prepare(sql: string): SqliteStatement;
+  /** True while a transaction is open on the connection (then only its holder may use it). */
+  readonly isTransaction: boolean;
+  readonly isOpen: boolean;
+}
+
 /** Opens (creating if needed) a SQLite file, or ':memory:', with durable, concurrent-safe settings. */
-export function openSqlite(path: string): SqliteDatabase {
+export function openSqlite(path: string): SqliteConnection {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(path, { timeout: 5000 });
   // WAL lets readers run beside a writer (several processes may share the file); FULL makes a
@@ -80,6 +88,12 @@ export function openSqlite(path: string): SqliteDatabase {
         cache.set(sql, statement);
       }
       return statement;
+    },
+    get isTransaction() {
+      return db.isTransaction;
+    },
+    get isOpen() {
+      return db.isOpen;
     },
     close() {
       cache.clear();
@@ -119,11 +133,25 @@ class LockingSqliteDriver extends SqliteDriver {
   }
 }
 
-export function createSqliteDialect(path: string): SqliteDialect {
-  const config = { database: async () => openSqlite(path) };
-  return new (class extends SqliteDialect {
+/**
+ * The dialect, and the connection once Kysely has opened it (on its first query), for the direct
+ * path of db/prepared.ts.
+ */
+export function createSqliteDialect(path: string): {
+  dialect: SqliteDialect;
+  connection: () => SqliteConnection | undefined;
+} {
+  let connection: SqliteConnection | undefined;
+  const config = {
+    database: async () => {
+      connection = openSqlite(path);
+      return connection;
+    },
+  };
+  const dialect = new (class extends SqliteDialect {
     override createDriver(): Driver {
       return new LockingSqliteDriver(config);
     }
   })(config);
+  return { dialect, connection: () => connection };
 }

@@ -1,7 +1,7 @@
 import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
-import pino, { type DestinationStream } from 'pino';
+import type { DestinationStream } from 'pino';
 import { authRoutes } from './auth/routes.ts';
 import { catalogRoutes } from './catalog/routes.ts';
 import type { Config } from './config.ts';
@@ -18,6 +18,7 @@ import {
   MAX_SEGMENT_LENGTH,
   neutraliseUnroutableSegments,
 } from './plugins/errors.ts';
+import { logDestination } from './plugins/log-destination.ts';
 import { createMetrics, metricsPlugin } from './plugins/metrics.ts';
 import { docsPlugin, openApiPlugin } from './plugins/openapi.ts';
 import { pipelinePlugin } from './plugins/pipeline.ts';
@@ -75,8 +76,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       level: config.logLevel,
       redact: { paths: REDACT, censor: '[redacted]' },
       // Asynchronous writes: lines written while a write is in flight go out together in the next.
-      // The buffer is flushed on shutdown (run.ts) and by pino at process exit.
-      stream: options.logStream ?? pino.destination({ dest: 1, sync: false }),
+      // The buffer is flushed on shutdown (run.ts) and at process exit.
+      stream: options.logStream ?? logDestination(),
     },
     // One access-log line per request, written when the response is done (plugins/access-log.ts),
     // instead of Fastify's two ("incoming request" and "request completed").

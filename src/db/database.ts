@@ -58,13 +58,7 @@ export function openDatabase(url: string, options: Config['database']): Database
   setDirectRunner(
     db,
     sqlite
-      ? (sql, parameters) => {
-          // node:sqlite runs the statement to the end before anything else can touch the
-          // connection, so outside a transaction (and once Kysely has opened it) it is free.
-          const connection = sqlite.connection();
-          if (closed || !connection?.isOpen || connection.isTransaction) return undefined;
-          return connection.prepare(sql).all(parameters);
-        }
+      ? sqlite.run
       : (sql, parameters) =>
           closed ? undefined : pool!.query(sql, parameters as unknown[]).then((result) => result.rows),
   );

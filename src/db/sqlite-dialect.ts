@@ -19,6 +19,30 @@ const STATEMENT_CACHE_SIZE = 200;
 type Row = Record<string, unknown>;
 
 /**
+ * A time read from SQLite, where Usher writes timestamps as toISOString()'s text: it gives that
+ * text back rather than formatting the time again, which was a measurable share of a user lookup
+ * (docs/benchmarks.md). Only made for text in that exact form.
+ */
+class StoredTime extends Date {
+  readonly #text: string;
+  constructor(text: string) {
+    super(text);
+    this.#text = text;
+  }
+  override toISOString(): string {
+    return Number.isNaN(this.getTime()) ? super.toISOString() : this.#text;
+  }
+}
+
+/** toISOString()'s form, years 0000 to 9999: 2026-11-23T16:00:00.000Z. */
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+function toTime(value: unknown): Date {
+  const text = value as string;
+  return ISO_TIME.test(text) ? new StoredTime(text) : new Date(text);
+}
+
+/**
  * What PostgreSQL would return for this statement's columns: timestamps stored as text become
  * Dates and 32-bit integer columns numbers (db/schema.ts names them), worked out once per
  * prepared statement from the columns' origin. Undefined when nothing needs converting.
@@ -27,7 +51,7 @@ function rowConverter(statement: StatementSync): ((rows: Row[]) => Row[]) | unde
   const conversions: Array<[string, (value: unknown) => unknown]> = [];
   for (const { column, name } of statement.columns()) {
     if (column === null) continue;
-    if (TIMESTAMP_COLUMNS.has(column)) conversions.push([name, (v) => new Date(v as string)]);
+    if (TIMESTAMP_COLUMNS.has(column)) conversions.push([name, toTime]);
     else if (INT4_COLUMNS.has(column)) conversions.push([name, Number]);
   }
   if (conversions.length === 0) return undefined;
@@ -58,16 +82,8 @@ function adapt(statement: StatementSync): SqliteStatement {
   };
 }
 
-/** Kysely's view of the connection, plus what the direct path of db/prepared.ts needs. */
-export interface SqliteConnection extends SqliteDatabase {
-  prepare(sql: string): SqliteStatement;
-  /** True while a transaction is open on the connection (then only its holder may use it). */
-  readonly isTransaction: boolean;
-  readonly isOpen: boolean;
-}
-
 /** Opens (creating if needed) a SQLite file, or ':memory:', with durable, concurrent-safe settings. */
-export function openSqlite(path: string): SqliteConnection {
+export function openSqlite(path: string): SqliteDatabase {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(path, { timeout: 5000 });
   // WAL lets readers run beside a writer (several processes may share the file); FULL makes a
@@ -89,12 +105,6 @@ export function openSqlite(path: string): SqliteConnection {
       }
       return statement;
     },
-    get isTransaction() {
-      return db.isTransaction;
-    },
-    get isOpen() {
-      return db.isOpen;
-    },
     close() {
       cache.clear();
       if (db.isOpen) db.close();
@@ -110,6 +120,12 @@ export function openSqlite(path: string): SqliteConnection {
  */
 class LockingSqliteDriver extends SqliteDriver {
   #held = false;
+
+  /** True while a caller holds the connection (a transaction, from BEGIN to COMMIT, or a query). */
+  get held(): boolean {
+    return this.#held;
+  }
+
   readonly #waiting: Array<() => void> = [];
 
   override async acquireConnection(): Promise<DatabaseConnection> {
@@ -134,24 +150,37 @@ class LockingSqliteDriver extends SqliteDriver {
 }
 
 /**
- * The dialect, and the connection once Kysely has opened it (on its first query), for the direct
- * path of db/prepared.ts.
+ * The dialect, and the direct path of db/prepared.ts: a statement run at once on the connection
+ * when Kysely has opened it and no caller holds it (node:sqlite runs a statement to its end before
+ * anything else can touch the connection); undefined otherwise, and the query goes through Kysely.
  */
 export function createSqliteDialect(path: string): {
   dialect: SqliteDialect;
-  connection: () => SqliteConnection | undefined;
+  run: (sql: string, parameters: ReadonlyArray<unknown>) => unknown[] | undefined;
 } {
-  let connection: SqliteConnection | undefined;
+  let connection: SqliteDatabase | undefined;
+  let driver: LockingSqliteDriver | undefined;
   const config = {
     database: async () => {
-      connection = openSqlite(path);
-      return connection;
+      const opened = openSqlite(path);
+      const close = opened.close;
+      opened.close = () => {
+        connection = undefined;
+        close();
+      };
+      connection = opened;
+      return opened;
     },
   };
   const dialect = new (class extends SqliteDialect {
     override createDriver(): Driver {
-      return new LockingSqliteDriver(config);
+      driver = new LockingSqliteDriver(config);
+      return driver;
     }
   })(config);
-  return { dialect, connection: () => connection };
+  return {
+    dialect,
+    run: (sql, parameters) =>
+      connection && driver && !driver.held ? connection.prepare(sql).all(parameters) : undefined,
+  };
 }

@@ -1,14 +1,16 @@
 // Where log lines go by default: stdout through pino's asynchronous destination (sonic-boom), in
 // batches. Handed lines one by one, sonic-boom starts a write (a round trip through libuv's thread
-// pool) whenever none is in flight, so under load each write carried a few lines, and the writes
-// themselves cost more than building the lines: about 4 µs of CPU per request (docs/benchmarks.md).
-// Lines now wait here until 16 KiB have gathered or 100 ms have passed, and go out in order, as
-// one write; shutdown (run.ts) and process exit write what is left.
+// pool, some 20 µs of CPU on a small VM) whenever none is in flight, so under load each write
+// carried a few lines, and the writes cost more than building the lines: about 4 µs of CPU per
+// request (docs/benchmarks.md). Lines are now copied as they come into a buffer outside the
+// JavaScript heap (kept as strings, they would outlive young-generation collections and be copied
+// and promoted), which goes out as one write once 64 KiB have gathered or 100 ms have passed.
+// Order is kept; shutdown (run.ts) and process exit write what is left.
 import pino, { type DestinationStream } from 'pino';
 
-/** Lines are handed over once this many characters are waiting... */
-const BATCH_CHARS = 16 * 1024;
-/** ...or this long after the first of them arrived. */
+/** A batch is handed over when this many bytes are waiting... */
+const BATCH_BYTES = 64 * 1024;
+/** ...or this long after its first line arrived. */
 const BATCH_MS = 100;
 
 export interface LogDestination extends DestinationStream {
@@ -19,27 +21,35 @@ export interface LogDestination extends DestinationStream {
 
 /** `dest`: a file descriptor or path, stdout by default. */
 export function logDestination(dest: number | string = 1): LogDestination {
-  const sonic = pino.destination({ dest, sync: false });
-  let waiting: string[] = [];
-  let chars = 0;
+  // Buffers in, one write per batch (sonic-boom would otherwise split it into writes of 16 KiB).
+  const sonic = pino.destination({ dest, sync: false, contentMode: 'buffer', maxWrite: BATCH_BYTES });
+  let batch = Buffer.allocUnsafe(BATCH_BYTES);
+  let used = 0;
   let timer: NodeJS.Timeout | undefined;
   const handOver = () => {
     clearTimeout(timer);
     timer = undefined;
-    if (waiting.length === 0) return;
-    const text = waiting.length === 1 ? waiting[0]! : waiting.join('');
-    waiting = [];
-    chars = 0;
-    sonic.write(text);
+    if (used === 0) return;
+    // sonic-boom keeps what it is given until written: the next lines go to a new buffer.
+    const full = batch.subarray(0, used);
+    batch = Buffer.allocUnsafe(BATCH_BYTES);
+    used = 0;
+    sonic.write(full as unknown as string);
   };
   // pino writes what sonic-boom still holds synchronously at exit; what waits here goes first.
   process.prependListener('exit', handOver);
   return {
     write(line: string) {
-      waiting.push(line);
-      chars += line.length;
-      if (chars >= BATCH_CHARS) handOver();
-      else if (timer === undefined) {
+      // Most lines are ASCII, so this mostly holds; a line that may not fit goes after the batch.
+      if (used + line.length * 3 > BATCH_BYTES) {
+        handOver();
+        if (line.length * 3 > BATCH_BYTES) {
+          sonic.write(Buffer.from(line) as unknown as string);
+          return;
+        }
+      }
+      used += batch.write(line, used);
+      if (timer === undefined) {
         timer = setTimeout(handOver, BATCH_MS);
         // Waiting lines never keep the process alive: exit writes them.
         timer.unref();

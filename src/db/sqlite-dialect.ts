@@ -1,6 +1,6 @@
 // Kysely's SqliteDialect talks to a better-sqlite3-shaped object. This adapts Node's built-in
 // node:sqlite to it, so SQLite needs no native addon.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import {
@@ -15,33 +15,79 @@ import {
 import { INT4_COLUMNS, TIMESTAMP_COLUMNS } from './schema.ts';
 
 const STATEMENT_CACHE_SIZE = 200;
-/** Up to this much of the database file is read through a memory map. */
+/** Up to this much of the database file is read through a memory map... */
 const MMAP_BYTES = 1024 * 1024 * 1024;
+/** ...when it is bigger than this at start. */
+const MMAP_FROM_BYTES = 32 * 1024 * 1024;
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
 
 type Row = Record<string, unknown>;
 
 /**
  * A time read from SQLite, where Usher writes timestamps as toISOString()'s text: it gives that
- * text back rather than formatting the time again, which was a measurable share of a user lookup
- * (docs/benchmarks.md). Only made for text in that exact form.
+ * text back rather than formatting the time again, and is built from the text's digits rather than
+ * by Date's general parser. Both were a measurable share of a user lookup (docs/benchmarks.md).
  */
 class StoredTime extends Date {
   readonly #text: string;
-  constructor(text: string) {
-    super(text);
+  constructor(ms: number, text: string) {
+    super(ms);
     this.#text = text;
   }
   override toISOString(): string {
-    return Number.isNaN(this.getTime()) ? super.toISOString() : this.#text;
+    return this.#text;
   }
 }
 
-/** toISOString()'s form, years 0000 to 9999: 2026-11-23T16:00:00.000Z. */
-const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+/** The decimal digit at `at`, or NaN. */
+function digit(text: string, at: number): number {
+  const d = text.charCodeAt(at) - 48;
+  return d >= 0 && d <= 9 ? d : Number.NaN;
+}
 
+/** Two decimal digits at `at`, or NaN. */
+function digits2(text: string, at: number): number {
+  return digit(text, at) * 10 + digit(text, at + 1);
+}
+
+/** A Date for `text`: a StoredTime when it is in toISOString()'s form (2026-11-23T16:00:00.000Z). */
 function toTime(value: unknown): Date {
   const text = value as string;
-  return ISO_TIME.test(text) ? new StoredTime(text) : new Date(text);
+  if (
+    text.length === 24 &&
+    text[4] === '-' &&
+    text[7] === '-' &&
+    text[10] === 'T' &&
+    text[13] === ':' &&
+    text[16] === ':' &&
+    text[19] === '.' &&
+    text[23] === 'Z'
+  ) {
+    const year = digits2(text, 0) * 100 + digits2(text, 2);
+    const month = digits2(text, 5);
+    const day = digits2(text, 8);
+    const ms = Date.UTC(
+      year,
+      month - 1,
+      day,
+      digits2(text, 11),
+      digits2(text, 14),
+      digits2(text, 17),
+      digits2(text, 20) * 10 + digit(text, 22),
+    );
+    const time = new StoredTime(ms, text);
+    // Digits out of range (February 30th) would have rolled over, and Date.UTC reads years below
+    // 100 as 19xx: such text gets Date's own reading.
+    if (year >= 100 && time.getUTCDate() === day && time.getUTCMonth() === month - 1) return time;
+  }
+  return new Date(text);
 }
 
 /**
@@ -94,11 +140,12 @@ export function openSqlite(path: string): SqliteDatabase {
   db.exec('PRAGMA synchronous = FULL');
   db.exec('PRAGMA busy_timeout = 5000');
   db.exec('PRAGMA foreign_keys = ON');
-  // Pages are read through a memory map instead of a read() per page that is not in SQLite's own
-  // 2 MiB cache: on a million users a random lookup otherwise copies its leaf page in with a system
-  // call (docs/benchmarks.md). The mapped pages are the OS's file cache, counted in the process's
-  // RSS as file-backed memory the kernel can reclaim, not heap (docs/decisions.md).
-  db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`);
+  // A database bigger than SQLite's page cache (2 MiB) is read through a memory map: on a million
+  // users a random lookup would otherwise copy its leaf page in with a system call. A small one is
+  // not: mapped pages are set up again on every read, a cost its cache hits do not have
+  // (docs/benchmarks.md). Decided when the file is opened. Mapped pages are the OS's file cache,
+  // counted in RSS as file-backed memory the kernel can reclaim (docs/decisions.md).
+  if (path !== ':memory:' && fileSize(path) > MMAP_FROM_BYTES) db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`);
 
   // Preparing is a large share of a point lookup's cost; Kysely emits the same SQL text each time.
   const cache = new Map<string, SqliteStatement>();

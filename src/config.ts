@@ -244,15 +244,15 @@ function encryptionKey(env: Env): Buffer | undefined {
 }
 
 /** glibc's malloc arenas: see launchDefaults. */
-export const MALLOC_ARENA_MAX_DEFAULT = '2';
+export const MALLOC_ARENA_MAX_DEFAULT = '1';
 /** V8's young generation, MiB per semi-space: see launchDefaults. */
 export const SEMI_SPACE_MIB_DEFAULT = 4;
 
 /**
  * What the process can only be given when it starts, and has better than Node's defaults for a
  * long-running server on a small machine (docs/decisions.md, 104): glibc's malloc arenas
- * (MALLOC_ARENA_MAX, read before any JavaScript runs; with the default of eight per core every
- * hashing thread keeps freed argon2 buffers in an arena of its own), V8's young generation
+ * (MALLOC_ARENA_MAX, read before any JavaScript runs; with glibc's default of eight per core
+ * every hashing thread keeps freed argon2 buffers, 19 MiB each, in an arena of its own), V8's young generation
  * (--max-semi-space-size; by default it grows to 64 MiB under load) and Node's compile cache
  * (NODE_COMPILE_CACHE, so that even the entry file is loaded without the TypeScript stripper).
  * Returns the environment and Node options to start again with (the entry file does, replacing

@@ -1,8 +1,9 @@
 // `npm run bench`: Usher against a bare node:http baseline doing the same database and hashing
 // work (bench/baseline.ts), alternated several times in one run, on SQLite and (with
 // TEST_DATABASE_URL) PostgreSQL. Reports req/s, p50/p99, server CPU per request (from the server
-// process's own accounting in /proc, steadier than req/s on a shared machine) and peak RSS, with
-// Usher's figures as ratios to the baseline. Writes docs/benchmarks.md's results and a chart.
+// process's own accounting in /proc, steadier than req/s on a shared machine), RSS when idle after
+// start and at its peak, with Usher's figures as ratios to the baseline and each target of issue 16
+// checked. Writes docs/benchmarks.md's results and a chart.
 // BENCH_SECONDS (default 5) and BENCH_ROUNDS (default 3) change the length. BENCH_QUICK=1 is a
 // check rather than a result: one round, no million-user phase, and the report is only printed.
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -39,13 +40,29 @@ interface Sample {
   errors: number;
 }
 
-function procStat(pid: number): { cpuSeconds: number; hwmMiB: number } {
+function procStat(pid: number): {
+  cpuSeconds: number;
+  hwmMiB: number;
+  rssMiB: number;
+  anonMiB: number;
+  fileMiB: number;
+} {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return { cpuSeconds: ticks / CLK_TCK, hwmMiB: Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024 };
+  const mib = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
+  return {
+    cpuSeconds: ticks / CLK_TCK,
+    hwmMiB: mib('VmHWM'),
+    rssMiB: mib('VmRSS'),
+    anonMiB: mib('RssAnon'),
+    fileMiB: mib('RssFile'),
+  };
 }
+
+/** How long a server is left alone after its first answer before its idle RSS is read. */
+const IDLE_SETTLE_MS = 2000;
 
 async function seed(url: string): Promise<void> {
   const database = openDatabase(url, loadConfig({}).database);
@@ -118,7 +135,7 @@ async function seedMillion(url: string): Promise<void> {
 async function launch(
   kind: Server,
   url: string,
-): Promise<{ child: ChildProcess; base: string; startMs: number }> {
+): Promise<{ child: ChildProcess; base: string; startMs: number; idleMiB: number }> {
   const port = await freePort();
   const started = performance.now();
   const child = spawn(process.execPath, [kind === 'usher' ? SERVER_ENTRY : BASELINE_ENTRY], {
@@ -140,7 +157,9 @@ async function launch(
   for (let i = 0; i < 400; i++) {
     try {
       await fetch(`${base}/api/users/1`);
-      return { child, base, startMs: performance.now() - started };
+      const startMs = performance.now() - started;
+      await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
+      return { child, base, startMs, idleMiB: procStat(child.pid!).rssMiB };
     } catch {
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -259,6 +278,10 @@ async function benchStore(kind: StoreKind) {
   };
   const hwm: Record<Server, number> = { baseline: 0, usher: 0 };
   const startMs: Record<Server, number[]> = { baseline: [], usher: [] };
+  const idleMiB: Record<Server, number[]> = { baseline: [], usher: [] };
+  // Usher on a million users: its peak, and how much of its RSS at the end is the database file
+  // read through SQLite's memory map (file-backed) rather than the process's own memory.
+  const millionMemory = { hwmMiB: 0, anonMiB: 0, fileMiB: 0 };
   const million = QUICK ? undefined : await freshDatabaseUrl(kind);
   const seeding = performance.now();
   if (million) await seedMillion(million.url);
@@ -268,8 +291,9 @@ async function benchStore(kind: StoreKind) {
     for (const server of ['baseline', 'usher'] as const) {
       const fresh = await freshDatabaseUrl(kind);
       await seed(fresh.url);
-      const { child, base, startMs: ms } = await launch(server, fresh.url);
+      const { child, base, startMs: ms, idleMiB: idle } = await launch(server, fresh.url);
       startMs[server].push(ms);
+      idleMiB[server].push(idle);
       try {
         const pid = child.pid!;
         for (const name of Object.keys(SCENARIOS) as Array<keyof typeof SCENARIOS>) {
@@ -305,6 +329,13 @@ async function benchStore(kind: StoreKind) {
         await run(base, scenario, 1); // warm-up
         add('usher', name as Scenario, await measure(child.pid!, () => run(base, scenario, SECONDS)));
       }
+      const memory = procStat(child.pid!);
+      if (memory.hwmMiB > millionMemory.hwmMiB)
+        Object.assign(millionMemory, {
+          hwmMiB: memory.hwmMiB,
+          anonMiB: memory.anonMiB,
+          fileMiB: memory.fileMiB,
+        });
     } finally {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
@@ -339,7 +370,9 @@ async function benchStore(kind: StoreKind) {
       usher: summary('usher', scenario),
     })),
     millionSeedSeconds,
+    millionMemory,
     hwm,
+    idleMiB: { baseline: median(idleMiB.baseline), usher: median(idleMiB.usher) },
     startMs: { baseline: median(startMs.baseline), usher: median(startMs.usher) },
   };
 }
@@ -378,14 +411,86 @@ function table(result: StoreResult): string {
       ),
       '',
       `GET /api/users/{id} on 1,000,000 users against 1,000: req/s ratio ${(result.million[0]!.usher.rps / thousand.rps).toFixed(2)}, ` +
-        `CPU per request ratio ${(thousand.cpu / result.million[0]!.usher.cpu).toFixed(2)}.`,
+        `CPU per request ratio ${(thousand.cpu / result.million[0]!.usher.cpu).toFixed(2)}. ` +
+        `Usher's peak RSS on 1,000,000 users: ${result.millionMemory.hwmMiB.toFixed(0)} MiB, of which, at the end, ` +
+        `${result.millionMemory.fileMiB.toFixed(0)} MiB file-backed (the node binary and the database read through SQLite's memory map) ` +
+        `and ${result.millionMemory.anonMiB.toFixed(0)} MiB the process's own.`,
     );
   lines.push(
     '',
-    `Peak RSS: baseline ${result.hwm.baseline.toFixed(0)} MiB, Usher ${result.hwm.usher.toFixed(0)} MiB. ` +
+    `Peak RSS over all these scenarios: baseline ${result.hwm.baseline.toFixed(0)} MiB, Usher ${result.hwm.usher.toFixed(0)} MiB. ` +
+      `Idle RSS ${IDLE_SETTLE_MS / 1000} s after the first answer: baseline ${result.idleMiB.baseline.toFixed(0)} MiB, Usher ${result.idleMiB.usher.toFixed(0)} MiB. ` +
       `Start to first answer: baseline ${result.startMs.baseline.toFixed(0)} ms, Usher ${result.startMs.usher.toFixed(0)} ms.`,
     '',
   );
+  return lines.join('\n');
+}
+
+/** Issue 16's targets, each with this run's figure. */
+function targets(results: StoreResult[]): string {
+  const lines = ['### Targets (issue 16)', '', '| target | store | this run | met |', '|---|---|---|---|'];
+  const row = (target: string, kind: StoreKind, figure: string, met: boolean) =>
+    lines.push(
+      `| ${target} | ${kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'} | ${figure} | ${met ? 'yes' : '**no**'} |`,
+    );
+  for (const r of results) {
+    const get = (scenario: string) => r.rows.find((x) => x.scenario === scenario)!;
+    const user = get('GET /api/users/{id}');
+    const cpuRatio = user.baseline.cpu / user.usher.cpu;
+    const need = r.kind === 'sqlite' ? 0.8 : 0.9;
+    row(
+      `GET /api/users/{id} CPU per request, baseline ÷ Usher ≥ ${need.toFixed(2)}`,
+      r.kind,
+      `${cpuRatio.toFixed(2)} (${user.baseline.cpu.toFixed(0)} ÷ ${user.usher.cpu.toFixed(0)} µs)`,
+      cpuRatio >= need,
+    );
+    const session = get('GET /api/session').usher.cpu / user.usher.cpu;
+    row(
+      'GET /api/session CPU ≤ 1.3 × GET /api/users/{id}',
+      r.kind,
+      `${session.toFixed(2)} ×`,
+      session <= 1.3,
+    );
+    const signin = get('POST /api/signin');
+    const signinRatio = signin.usher.rps / signin.baseline.rps;
+    row(
+      'sign-in req/s, Usher ÷ baseline ≥ 0.90',
+      r.kind,
+      `${signinRatio.toFixed(2)} (${signin.usher.rps.toFixed(1)} ÷ ${signin.baseline.rps.toFixed(1)})`,
+      signinRatio >= 0.9,
+    );
+    const storm = get('GET /api/users/{id} during a sign-in storm').usher;
+    const idle = get('GET /api/users/{id} idle, 8 connections').usher;
+    row(
+      'GET during a sign-in storm: p99 ≤ 10 ms, req/s ≥ half of idle',
+      r.kind,
+      `p99 ${storm.p99} ms, ${storm.rps.toFixed(0)} req/s against ${idle.rps.toFixed(0)} idle (${(storm.rps / idle.rps).toFixed(2)})`,
+      storm.p99 <= 10 && storm.rps >= idle.rps / 2,
+    );
+    const limit = r.kind === 'sqlite' ? 200 : 250;
+    row(
+      `peak RSS ≤ ${limit} MiB, or at most the bare baseline's peak`,
+      r.kind,
+      `${r.hwm.usher.toFixed(0)} MiB (baseline ${r.hwm.baseline.toFixed(0)} MiB)`,
+      r.hwm.usher <= limit || r.hwm.usher <= r.hwm.baseline,
+    );
+    row(
+      'idle RSS after start ≤ 100 MiB',
+      r.kind,
+      `${r.idleMiB.usher.toFixed(0)} MiB (baseline ${r.idleMiB.baseline.toFixed(0)} MiB)`,
+      r.idleMiB.usher <= 100,
+    );
+    if (r.kind === 'sqlite' && r.million.length > 0) {
+      const million = r.million[0]!.usher;
+      row(
+        '1,000,000 users: point lookups ÷ the rate on 1,000 ≥ 0.90',
+        r.kind,
+        `${(million.rps / user.usher.rps).toFixed(2)} by req/s, ${(user.usher.cpu / million.cpu).toFixed(2)} by CPU per request`,
+        million.rps / user.usher.rps >= 0.9,
+      );
+    }
+  }
+  lines.push('');
   return lines.join('\n');
 }
 
@@ -436,6 +541,7 @@ else console.error('PostgreSQL: skipped (TEST_DATABASE_URL is not set)');
 const report = [
   `<!-- generated by npm run bench${QUICK ? ' (BENCH_QUICK: no million-user phase)' : ''} on ${new Date().toISOString()}: ${ROUNDS} alternated rounds of ${SECONDS} s per scenario, medians -->`,
   ...results.map(table),
+  targets(results),
 ].join('\n');
 console.log(report);
 // A quick run checks; only a full one replaces the published results.

@@ -1,7 +1,7 @@
 import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
-import pino, { type DestinationStream } from 'pino';
+import type { DestinationStream } from 'pino';
 import { authComponents, authRoutes } from './auth/routes.ts';
 import { catalogRoutes, ProductComponent, ReviewComponent } from './catalog/routes.ts';
 import type { Config } from './config.ts';
@@ -11,7 +11,6 @@ import { HealthComponent, healthRoutes } from './health/routes.ts';
 import { mfaRoutes, RecoveryCodesComponent, TotpSetupComponent } from './mfa/routes.ts';
 import { pagesRoutes } from './pages/routes.ts';
 import { PasskeyComponent, passkeyRoutes } from './passkeys/routes.ts';
-import { accessLogPlugin } from './plugins/access-log.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
   errorsPlugin,
@@ -19,9 +18,11 @@ import {
   MAX_SEGMENT_LENGTH,
   neutraliseUnroutableSegments,
 } from './plugins/errors.ts';
+import { logDestination } from './plugins/log-destination.ts';
 import { createMetrics, metricsPlugin } from './plugins/metrics.ts';
 import { componentsPlugin, docsPlugin, openApiPlugin } from './plugins/openapi.ts';
-import { securityHeadersPlugin } from './plugins/security-headers.ts';
+import { pipelinePlugin } from './plugins/pipeline.ts';
+import { lazyChildLogger } from './plugins/request-logger.ts';
 import { shutdownPlugin } from './plugins/shutdown.ts';
 import type { WireProfile } from './profiles/index.ts';
 import { wireProfile } from './profiles/index.ts';
@@ -34,7 +35,6 @@ import { sessionsRoutes } from './sessions/routes.ts';
 import { SessionComponent, SessionListItemComponent } from './sessions/schemas.ts';
 import type { Clock } from './sessions/service.ts';
 import { BackgroundLoop } from './shared/background.ts';
-import { AppError } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
 import type { Component } from './shared/schemas.ts';
 import { usersRoutes } from './users/routes.ts';
@@ -97,12 +97,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       level: config.logLevel,
       redact: { paths: REDACT, censor: '[redacted]' },
       // Asynchronous writes: lines written while a write is in flight go out together in the next.
-      // The buffer is flushed on shutdown (run.ts) and by pino at process exit.
-      stream: options.logStream ?? pino.destination({ dest: 1, sync: false }),
+      // The buffer is flushed on shutdown (run.ts) and at process exit.
+      stream: options.logStream ?? logDestination(),
     },
     // One access-log line per request, written when the response is done (plugins/access-log.ts),
     // instead of Fastify's two ("incoming request" and "request completed").
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger,
     ajv: {
       // Fastify's defaults coerce ("12345678901" ⇄ 12345678901, null → "") and silently drop
       // unknown fields; Usher refuses both instead.
@@ -150,25 +151,14 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   // Only JSON bodies are read; anything else is a 415 before it reaches a handler.
   app.removeContentTypeParser('text/plain');
+  const services = createServices(config, database, options.clock);
+  const metrics = createMetrics(database, () => services.mail.waiting());
   await app.register(errorsPlugin);
-  await app.register(shutdownPlugin);
-  await app.register(securityHeadersPlugin);
-  await app.register(accessLogPlugin);
-  // A missing Host is refused here rather than by Node, in Usher's shape; until the schema is in
-  // place every route that needs the database is a 503, not a 500. Added after the security
-  // headers, so these refusals carry them too. Callback style: on every request, so no promise
-  // is allocated for the common case.
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (!request.headers.host && request.raw.httpVersion !== '1.0') {
-      done(new AppError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header.'));
-      return;
-    }
-    if (!schema.ready && request.routeOptions.config.usesDatabase !== false) {
-      done(new AppError('UNAVAILABLE', 'The database is not ready yet; try again shortly.'));
-      return;
-    }
-    done();
-  });
+  const shutdown = { closing: false };
+  await app.register(shutdownPlugin, { state: shutdown });
+  // Shutdown refusals, security headers, the Host and readiness checks, metrics and the access log:
+  // before CORS and sessions, so the refusals here carry the security headers but not CORS ones.
+  await app.register(pipelinePlugin, { schema, shutdown, metrics: metrics.requests });
 
   if (config.corsOrigins.length > 0) {
     // CORS stays off unless origins are listed; listed origins may send credentials.
@@ -183,13 +173,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   }
 
   const profile = wireProfile(config.profile);
-  const services = createServices(config, database, options.clock);
   if (!config.encryptionKey && database.dialect === 'postgres') {
     app.log.warn(
       'ENCRYPTION_KEY is not set: two-step sign-in (TOTP) cannot be set up on PostgreSQL (503) until it is',
     );
   }
-  const metrics = createMetrics(database, () => services.mail.waiting());
   services.hasher.onHash = metrics.hashSeconds;
   services.mail.onOutcome = metrics.mail;
   services.mail.log = app.log.child({ component: 'mail' });

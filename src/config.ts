@@ -253,6 +253,44 @@ function encryptionKey(env: Env): Buffer | undefined {
   return key;
 }
 
+/** glibc's malloc arenas: see launchDefaults. */
+export const MALLOC_ARENA_MAX_DEFAULT = '1';
+/** V8's young generation, MiB per semi-space: see launchDefaults. */
+export const SEMI_SPACE_MIB_DEFAULT = 4;
+
+/**
+ * What the process can only be given when it starts, and has better than Node's defaults for a
+ * long-running server on a small machine (docs/decisions.md, 104): glibc's malloc arenas
+ * (MALLOC_ARENA_MAX, read before any JavaScript runs; with glibc's default of eight per core
+ * every hashing thread keeps freed argon2 buffers, 19 MiB each, in an arena of its own), V8's young generation
+ * (--max-semi-space-size; by default it grows to 64 MiB under load) and Node's compile cache
+ * (NODE_COMPILE_CACHE, so that even the entry file is loaded without the TypeScript stripper).
+ * Returns the environment and Node options to start again with (the entry file does, replacing
+ * the process), or undefined when the process has them all: each is added only where the operator
+ * has not set it, so a value of theirs always wins.
+ */
+export function launchDefaults(
+  env: Env,
+  execArgv: readonly string[],
+  tmpdir: string,
+): { env: Record<string, string>; execArgv: string[] } | undefined {
+  const added: Record<string, string> = {};
+  if (env.MALLOC_ARENA_MAX === undefined) added.MALLOC_ARENA_MAX = MALLOC_ARENA_MAX_DEFAULT;
+  if (env.NODE_COMPILE_CACHE === undefined && env.NODE_DISABLE_COMPILE_CACHE === undefined)
+    // The directory enableCompileCache() (server.ts) would choose.
+    added.NODE_COMPILE_CACHE = `${tmpdir}/node-compile-cache`;
+  const semiSpace = /--max[-_]semi[-_]space[-_]size/;
+  const flags =
+    execArgv.some((arg) => semiSpace.test(arg)) || semiSpace.test(env.NODE_OPTIONS ?? '')
+      ? []
+      : [`--max-semi-space-size=${SEMI_SPACE_MIB_DEFAULT}`];
+  if (Object.keys(added).length === 0 && flags.length === 0) return undefined;
+  const kept = Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+  return { env: { ...kept, ...added }, execArgv: [...flags, ...execArgv] };
+}
+
 /** Reads and validates every setting; throws ConfigError naming the first bad one. */
 export function loadConfig(env: Env = process.env): Config {
   const hashes = integer(env, 'HASH_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64);

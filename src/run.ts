@@ -1,6 +1,8 @@
 // The process: configuration, then the app, then the port. A bad setting stops here, before listening.
 import cluster from 'node:cluster';
 import { flushCompileCache } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
@@ -55,6 +57,26 @@ async function serve(config: Config): Promise<void> {
   await lowerThreadpoolPriority(config.threadpool.nice);
   // Node writes the compile cache at exit; a process that is killed instead would never save it.
   flushCompileCache();
+  setTimeout(collectStartupGarbage, STARTUP_GC_DELAY_MS).unref();
+}
+
+/** How long after listening; the collection pauses the event loop once, for tens of milliseconds. */
+const STARTUP_GC_DELAY_MS = 1000;
+
+/**
+ * Starting leaves garbage behind (module sources read, schemas compiled, migrations run) that V8
+ * keeps, with the young generation grown to its full size, until its memory reducer sees an idle
+ * heap, which on a quiet server may take a long time: a full collection that compacts and
+ * shrinks the heap, as the reducer's does, returns it to the system (about 15 MiB of idle RSS,
+ * docs/benchmarks.md). V8 hands its `gc` only to contexts created while the flag is set, so it is
+ * set just long enough to take `gc` from a new context, and no module ever sees a global `gc`.
+ */
+function collectStartupGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as (options: object) => void;
+  setFlagsFromString('--no-expose-gc');
+  // The last-resort flavour is the one that compacts and shrinks (the plain major one does not).
+  gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 }
 
 /**

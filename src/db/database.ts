@@ -3,6 +3,7 @@ import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import type { Config } from '../config.ts';
 import { createMigrations } from './migrations/index.ts';
+import { setDirectRunner } from './prepared.ts';
 import type { Tables } from './schema.ts';
 import { createSqliteDialect } from './sqlite-dialect.ts';
 
@@ -51,9 +52,16 @@ function createPostgresPool(url: string, options: Config['database']): pg.Pool {
 export function openDatabase(url: string, options: Config['database']): Database {
   const dialect: DialectName = url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
   const pool = dialect === 'postgres' ? createPostgresPool(url, options) : undefined;
-  const db = new Kysely<Tables>({
-    dialect: pool ? new PostgresDialect({ pool }) : createSqliteDialect(sqlitePath(url)),
-  });
+  const sqlite = pool ? undefined : createSqliteDialect(sqlitePath(url));
+  const db = new Kysely<Tables>({ dialect: sqlite?.dialect ?? new PostgresDialect({ pool: pool! }) });
+  let closed = false;
+  setDirectRunner(
+    db,
+    sqlite
+      ? sqlite.run
+      : (sql, parameters) =>
+          closed ? undefined : pool!.query(sql, parameters as unknown[]).then((result) => result.rows),
+  );
 
   return {
     db,
@@ -88,7 +96,10 @@ export function openDatabase(url: string, options: Config['database']): Database
         clearTimeout(timer);
       }
     },
-    close: () => db.destroy(),
+    close: () => {
+      closed = true;
+      return db.destroy();
+    },
     poolStats: () =>
       pool
         ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }

@@ -1,6 +1,6 @@
 // Kysely's SqliteDialect talks to a better-sqlite3-shaped object. This adapts Node's built-in
 // node:sqlite to it, so SQLite needs no native addon.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import {
@@ -15,8 +15,80 @@ import {
 import { INT4_COLUMNS, TIMESTAMP_COLUMNS } from './schema.ts';
 
 const STATEMENT_CACHE_SIZE = 200;
+/** Up to this much of the database file is read through a memory map... */
+const MMAP_BYTES = 1024 * 1024 * 1024;
+/** ...when it is bigger than this at start. */
+const MMAP_FROM_BYTES = 32 * 1024 * 1024;
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
 
 type Row = Record<string, unknown>;
+
+/**
+ * A time read from SQLite, where Usher writes timestamps as toISOString()'s text: it gives that
+ * text back rather than formatting the time again, and is built from the text's digits rather than
+ * by Date's general parser. Both were a measurable share of a user lookup (docs/benchmarks.md).
+ */
+class StoredTime extends Date {
+  readonly #text: string;
+  constructor(ms: number, text: string) {
+    super(ms);
+    this.#text = text;
+  }
+  override toISOString(): string {
+    return this.#text;
+  }
+}
+
+/** The decimal digit at `at`, or NaN. */
+function digit(text: string, at: number): number {
+  const d = text.charCodeAt(at) - 48;
+  return d >= 0 && d <= 9 ? d : Number.NaN;
+}
+
+/** Two decimal digits at `at`, or NaN. */
+function digits2(text: string, at: number): number {
+  return digit(text, at) * 10 + digit(text, at + 1);
+}
+
+/** A Date for `text`: a StoredTime when it is in toISOString()'s form (2026-11-23T16:00:00.000Z). */
+function toTime(value: unknown): Date {
+  const text = value as string;
+  if (
+    text.length === 24 &&
+    text[4] === '-' &&
+    text[7] === '-' &&
+    text[10] === 'T' &&
+    text[13] === ':' &&
+    text[16] === ':' &&
+    text[19] === '.' &&
+    text[23] === 'Z'
+  ) {
+    const year = digits2(text, 0) * 100 + digits2(text, 2);
+    const month = digits2(text, 5);
+    const day = digits2(text, 8);
+    const ms = Date.UTC(
+      year,
+      month - 1,
+      day,
+      digits2(text, 11),
+      digits2(text, 14),
+      digits2(text, 17),
+      digits2(text, 20) * 10 + digit(text, 22),
+    );
+    const time = new StoredTime(ms, text);
+    // Digits out of range (February 30th) would have rolled over, and Date.UTC reads years below
+    // 100 as 19xx: such text gets Date's own reading.
+    if (year >= 100 && time.getUTCDate() === day && time.getUTCMonth() === month - 1) return time;
+  }
+  return new Date(text);
+}
 
 /**
  * What PostgreSQL would return for this statement's columns: timestamps stored as text become
@@ -27,7 +99,7 @@ function rowConverter(statement: StatementSync): ((rows: Row[]) => Row[]) | unde
   const conversions: Array<[string, (value: unknown) => unknown]> = [];
   for (const { column, name } of statement.columns()) {
     if (column === null) continue;
-    if (TIMESTAMP_COLUMNS.has(column)) conversions.push([name, (v) => new Date(v as string)]);
+    if (TIMESTAMP_COLUMNS.has(column)) conversions.push([name, toTime]);
     else if (INT4_COLUMNS.has(column)) conversions.push([name, Number]);
   }
   if (conversions.length === 0) return undefined;
@@ -68,6 +140,12 @@ export function openSqlite(path: string): SqliteDatabase {
   db.exec('PRAGMA synchronous = FULL');
   db.exec('PRAGMA busy_timeout = 5000');
   db.exec('PRAGMA foreign_keys = ON');
+  // A database bigger than SQLite's page cache (2 MiB) is read through a memory map: on a million
+  // users a random lookup would otherwise copy its leaf page in with a system call. A small one is
+  // not: mapped pages are set up again on every read, a cost its cache hits do not have
+  // (docs/benchmarks.md). Decided when the file is opened. Mapped pages are the OS's file cache,
+  // counted in RSS as file-backed memory the kernel can reclaim (docs/decisions.md).
+  if (path !== ':memory:' && fileSize(path) > MMAP_FROM_BYTES) db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`);
 
   // Preparing is a large share of a point lookup's cost; Kysely emits the same SQL text each time.
   const cache = new Map<string, SqliteStatement>();
@@ -96,6 +174,12 @@ export function openSqlite(path: string): SqliteDatabase {
  */
 class LockingSqliteDriver extends SqliteDriver {
   #held = false;
+
+  /** True while a caller holds the connection (a transaction, from BEGIN to COMMIT, or a query). */
+  get held(): boolean {
+    return this.#held;
+  }
+
   readonly #waiting: Array<() => void> = [];
 
   override async acquireConnection(): Promise<DatabaseConnection> {
@@ -119,11 +203,38 @@ class LockingSqliteDriver extends SqliteDriver {
   }
 }
 
-export function createSqliteDialect(path: string): SqliteDialect {
-  const config = { database: async () => openSqlite(path) };
-  return new (class extends SqliteDialect {
+/**
+ * The dialect, and the direct path of db/prepared.ts: a statement run at once on the connection
+ * when Kysely has opened it and no caller holds it (node:sqlite runs a statement to its end before
+ * anything else can touch the connection); undefined otherwise, and the query goes through Kysely.
+ */
+export function createSqliteDialect(path: string): {
+  dialect: SqliteDialect;
+  run: (sql: string, parameters: ReadonlyArray<unknown>) => unknown[] | undefined;
+} {
+  let connection: SqliteDatabase | undefined;
+  let driver: LockingSqliteDriver | undefined;
+  const config = {
+    database: async () => {
+      const opened = openSqlite(path);
+      const close = opened.close;
+      opened.close = () => {
+        connection = undefined;
+        close();
+      };
+      connection = opened;
+      return opened;
+    },
+  };
+  const dialect = new (class extends SqliteDialect {
     override createDriver(): Driver {
-      return new LockingSqliteDriver(config);
+      driver = new LockingSqliteDriver(config);
+      return driver;
     }
   })(config);
+  return {
+    dialect,
+    run: (sql, parameters) =>
+      connection && driver && !driver.held ? connection.prepare(sql).all(parameters) : undefined,
+  };
 }

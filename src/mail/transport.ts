@@ -2,7 +2,7 @@
 // `npm start` needs nothing else and a developer can open what would have been sent.
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Config } from '../config.ts';
 import type { OutgoingMessage } from './repository.ts';
 
@@ -20,22 +20,47 @@ export interface Transport {
 
 const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
 
+/**
+ * A nodemailer transport made on the first message rather than at start: nodemailer (with Node's
+ * fetch, which it loads) holds several MiB that a server sending no mail never uses
+ * (docs/benchmarks.md, memory).
+ */
+type Nodemailer = typeof import('nodemailer')['default'];
+
+function onFirstUse(make: (nodemailer: Nodemailer) => Transporter) {
+  let transporter: Promise<Transporter> | undefined;
+  let made: Transporter | undefined;
+  return {
+    get: () => {
+      transporter ??= import('nodemailer').then(({ default: nodemailer }) => {
+        made = make(nodemailer);
+        return made;
+      });
+      return transporter;
+    },
+    close: () => made?.close(),
+  };
+}
+
 export function createTransport(mail: Config['mail']): Transport {
   if (mail.smtpUrl) {
-    const smtp = nodemailer.createTransport(mail.smtpUrl, { from: mail.from });
-    Object.assign(smtp.options, SMTP_TIMEOUTS);
+    const smtpUrl = mail.smtpUrl;
+    const smtp = onFirstUse((nodemailer) => {
+      const transporter = nodemailer.createTransport(smtpUrl, { from: mail.from });
+      Object.assign(transporter.options, SMTP_TIMEOUTS);
+      return transporter;
+    });
     return {
       kind: 'smtp',
       async send(message) {
-        await smtp.sendMail(fields(message));
+        await (await smtp.get()).sendMail(fields(message));
         return undefined;
       },
-      close: () => smtp.close(),
+      close: smtp.close,
     };
   }
-  const files = nodemailer.createTransport(
-    { streamTransport: true, buffer: true, newline: 'unix' },
-    { from: mail.from },
+  const files = onFirstUse((nodemailer) =>
+    nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }, { from: mail.from }),
   );
   let made = false;
   return {
@@ -45,7 +70,7 @@ export function createTransport(mail: Config['mail']): Transport {
         await mkdir(mail.outboxDir, { recursive: true });
         made = true;
       }
-      const info = await files.sendMail(fields(message));
+      const info = await (await files.get()).sendMail(fields(message));
       const name = `${new Date().toISOString().replaceAll(':', '-')}-${message.messageId.replace(/[^A-Za-z0-9.-]/g, '')}.eml`;
       // Written whole, then renamed: a reader of the folder never sees half a message.
       const partial = join(mail.outboxDir, `.${name}.partial`);
@@ -54,7 +79,7 @@ export function createTransport(mail: Config['mail']): Transport {
       await rename(partial, file);
       return file;
     },
-    close: () => files.close(),
+    close: files.close,
   };
 }
 

@@ -7,7 +7,6 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import QRCode from 'qrcode';
 import { Type } from 'typebox';
 
 const ASSETS = new URL('./assets/', import.meta.url);
@@ -97,6 +96,8 @@ export const pagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { page: true, noStore: true, usesDatabase: false },
     },
     async (request, reply) => {
+      // Loaded on first use: only the account page's TOTP set-up draws codes.
+      const { default: QRCode } = await import('qrcode');
       const svg = await QRCode.toString(request.body.text, { type: 'svg', margin: 2 });
       return reply.type('image/svg+xml').send(svg);
     },

@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import type { InTransaction } from '../db/transactions.ts';
@@ -18,6 +15,17 @@ import { AppError } from '../shared/errors.ts';
 import type { UsersRepository } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
 import { CredentialTakenError, type PasskeysRepository, type PasskeyView } from './repository.ts';
+
+let webauthn: Promise<typeof import('@simplewebauthn/server')> | undefined;
+/**
+ * The WebAuthn library, loaded on the first passkey request rather than at start: with what it
+ * brings (X.509, ASN.1, CBOR) it holds several MiB that a server without passkey traffic never
+ * uses (docs/benchmarks.md, memory).
+ */
+function library(): Promise<typeof import('@simplewebauthn/server')> {
+  webauthn ??= import('@simplewebauthn/server');
+  return webauthn;
+}
 
 /** A challenge is good for this long, once. */
 /** How many passkeys a list shows (the oldest): far more than anyone registers. */
@@ -140,6 +148,7 @@ export class PasskeyService {
   async registrationOptions(user: User, signedInAt: Date): Promise<PublicKeyCredentialCreationOptionsJSON> {
     this.#requireFreshSignin(signedInAt);
     const existing = await this.#passkeys.credentialsOf(user.id);
+    const { generateRegistrationOptions } = await library();
     const options = await generateRegistrationOptions({
       rpName: RP_NAME,
       rpID: this.#rp.id,
@@ -180,9 +189,10 @@ export class PasskeyService {
     // Spent before verifying, so a refused attempt cannot be retried with the same challenge.
     if (!challenge || !(await this.#passkeys.consumeChallenge(challenge, 'register', userId, this.#now())))
       throw new RegistrationRefused('the challenge is unknown, used or expired: ask for new options');
+    const { verifyRegistrationResponse: verify } = await library();
     let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
     try {
-      verified = await verifyRegistrationResponse({
+      verified = await verify({
         response: credential,
         expectedChallenge: challenge,
         expectedOrigin: this.#rp.origin,
@@ -235,6 +245,7 @@ export class PasskeyService {
 
   /** Request options for a passwordless sign-in: no allowCredentials, any discoverable passkey. */
   async signinOptions(): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    const { generateAuthenticationOptions } = await library();
     const options = await generateAuthenticationOptions({
       rpID: this.#rp.id,
       allowCredentials: [],
@@ -266,6 +277,7 @@ export class PasskeyService {
     const handle = credential.response?.userHandle;
     if (handle !== undefined && handle !== Buffer.from(userHandle(stored.userId)).toString('base64url'))
       return fail(stored.userId);
+    const { verifyAuthenticationResponse } = await library();
     let newCounter: number;
     try {
       const result = await verifyAuthenticationResponse({

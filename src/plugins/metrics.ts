@@ -3,7 +3,7 @@
 // WORKERS=N, each scrape answers for the worker that took the connection (see README).
 
 import fp from 'fastify-plugin';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
 import { Type } from 'typebox';
 import type { Database } from '../db/database.ts';
 import type { MailOutcome } from '../mail/service.ts';
@@ -22,11 +22,141 @@ export type SigninMethodLabel = 'password' | 'totp' | 'recovery_code' | 'passkey
 
 export interface Metrics {
   readonly registry: Registry;
+  /** Requests by route and status, and their latency (plugins/pipeline.ts records each one). */
+  readonly requests: RequestMetrics;
   signin(outcome: SigninOutcomeLabel): void;
   /** A successful sign-in, by what it was proven with. */
   signedIn(method: SigninMethodLabel): void;
   hashSeconds(seconds: number): void;
   mail(outcome: MailOutcome): void;
+}
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/** The requests of one method on one route pattern: counts by status, and a latency histogram. */
+export interface RequestSeries {
+  readonly method: string;
+  readonly route: string;
+  readonly statuses: Map<number, StatusCount>;
+  /** Observations per bucket (not cumulative), the last one past the largest bound. */
+  readonly buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
+interface StatusCount {
+  readonly series: RequestSeries;
+  readonly status: number;
+  value: number;
+}
+
+/**
+ * `usher_http_requests_total` and `usher_http_request_duration_seconds`, with prom-client's names,
+ * labels, buckets and text, but counted in plain numbers held per route: prom-client's own
+ * `inc(labels)` and `observe(labels, value)` hash and validate a label object on every call, a
+ * measurable share of a cheap request (docs/benchmarks.md). Series appear in the order they were
+ * first seen, as prom-client's do.
+ */
+export class RequestMetrics {
+  readonly #byKey = new Map<string, RequestSeries>();
+  readonly #series: RequestSeries[] = [];
+  readonly #counts: StatusCount[] = [];
+
+  constructor(registry: Registry) {
+    register(registry, {
+      name: 'usher_http_requests_total',
+      help: 'HTTP requests by method, route pattern and status.',
+      type: 'counter',
+      values: () =>
+        this.#counts.map((c) => ({
+          value: c.value,
+          labels: { method: c.series.method, route: c.series.route, status: c.status },
+        })),
+      reset: () => {
+        for (const c of this.#counts) c.value = 0;
+      },
+    });
+    const name = 'usher_http_request_duration_seconds';
+    register(registry, {
+      name,
+      help: 'HTTP request latency by method and route pattern.',
+      type: 'histogram',
+      values: () =>
+        this.#series.flatMap((s) => {
+          const labels = { method: s.method, route: s.route };
+          let cumulative = 0;
+          return [
+            ...LATENCY_BUCKETS.map((le, i) => {
+              cumulative += s.buckets[i]!;
+              return { value: cumulative, labels: { le, ...labels }, metricName: `${name}_bucket` };
+            }),
+            { value: s.count, labels: { le: '+Inf', ...labels }, metricName: `${name}_bucket` },
+            { value: s.sum, labels, metricName: `${name}_sum` },
+            { value: s.count, labels, metricName: `${name}_count` },
+          ];
+        }),
+      reset: () => {
+        for (const s of this.#series) {
+          s.buckets.fill(0);
+          s.sum = 0;
+          s.count = 0;
+        }
+      },
+    });
+  }
+
+  /** The series of `method` on `route`; callers keep it per route rather than looking it up per request. */
+  series(method: string, route: string): RequestSeries {
+    const key = `${method} ${route}`;
+    let series = this.#byKey.get(key);
+    if (!series) {
+      series = {
+        method,
+        route,
+        statuses: new Map(),
+        buckets: new Float64Array(LATENCY_BUCKETS.length + 1),
+        sum: 0,
+        count: 0,
+      };
+      this.#byKey.set(key, series);
+      this.#series.push(series);
+    }
+    return series;
+  }
+
+  record(series: RequestSeries, status: number, seconds: number): void {
+    let counted = series.statuses.get(status);
+    if (!counted) {
+      counted = { series, status, value: 0 };
+      series.statuses.set(status, counted);
+      this.#counts.push(counted);
+    }
+    counted.value++;
+    let bucket = 0;
+    while (bucket < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[bucket]!) bucket++;
+    series.buckets[bucket]!++;
+    series.sum += seconds;
+    series.count++;
+  }
+}
+
+/**
+ * A metric whose values are computed at scrape time, in the shape prom-client's registry formats
+ * (the same as its own Counter's and Histogram's `get()`), so the text is what prom-client writes.
+ */
+function register(
+  registry: Registry,
+  metric: {
+    name: string;
+    help: string;
+    type: 'counter' | 'histogram';
+    values: () => Array<{ value: number; labels: Record<string, string | number>; metricName?: string }>;
+    reset: () => void;
+  },
+): void {
+  const { name, help, type, values, reset } = metric;
+  const get = async () => ({ name, help, type, values: values(), aggregator: 'sum' as const });
+  registry.registerMetric({ name, help, type, get, reset } as unknown as Metric);
 }
 
 /** `mailWaiting`: how many messages are not yet sent nor given up on (read at each scrape). */
@@ -86,6 +216,8 @@ export function createMetrics(database: Database, mailWaiting: () => Promise<num
 
   return {
     registry,
+    // Registered last, as the plugin used to: the families keep their order in the text.
+    requests: new RequestMetrics(registry),
     signin: (outcome) => signins.inc({ outcome }),
     signedIn: (method) => signinMethods.inc({ method }),
     hashSeconds: (seconds) => hashes.observe(seconds),
@@ -93,31 +225,9 @@ export function createMetrics(database: Database, mailWaiting: () => Promise<num
   };
 }
 
-/** Request metrics for every route, and GET /metrics. */
+/** GET /metrics (each request is counted by plugins/pipeline.ts). */
 export const metricsPlugin = fp<{ metrics: Metrics }>(
   async (app, { metrics }) => {
-    const requests = new Counter({
-      name: 'usher_http_requests_total',
-      help: 'HTTP requests by method, route pattern and status.',
-      labelNames: ['method', 'route', 'status'],
-      registers: [metrics.registry],
-    });
-    const latency = new Histogram({
-      name: 'usher_http_request_duration_seconds',
-      help: 'HTTP request latency by method and route pattern.',
-      labelNames: ['method', 'route'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers: [metrics.registry],
-    });
-
-    // Route patterns, not raw URLs, so label cardinality stays bounded whatever clients send.
-    app.addHook('onResponse', (request, reply, done) => {
-      const route = request.routeOptions.url ?? 'unmatched';
-      requests.inc({ method: request.method, route, status: reply.statusCode });
-      latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
-      done();
-    });
-
     app.get(
       '/metrics',
       {

@@ -1,4 +1,4 @@
-import fp from 'fastify-plugin';
+import type { FastifyContextConfig } from 'fastify';
 import { DOCS_PREFIX } from './openapi.ts';
 
 declare module 'fastify' {
@@ -27,7 +27,10 @@ const ACCOUNT_PAGE_CSP = PAGE_CSP.replace("img-src 'self';", "img-src 'self' blo
 const DOCS_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-const HSTS = 'max-age=31536000; includeSubDomains';
+/** Only on requests that came over https (the request's protocol decides, so it is added per request). */
+export const HSTS = 'max-age=31536000; includeSubDomains';
+
+export type HeaderList = ReadonlyArray<readonly [name: string, value: string]>;
 
 /** /docs, /docs/… and /docs?…: the docs page and its files (and not /docsx). */
 function underDocs(url: string): boolean {
@@ -35,29 +38,24 @@ function underDocs(url: string): boolean {
 }
 
 /**
- * Headers on every response, errors and 404s included. JSON needs no scripts, styles or framing,
- * so the CSP forbids all of them; nosniff stops a browser reading JSON as HTML. Routes marked
- * `config.page` (Usher's HTML pages and their assets) get a policy that lets them run their own files,
- * and so does everything under /docs (the Swagger UI package's routes, which carry no config of ours).
+ * The headers every response of a route carries, errors and 404s included, worked out once per
+ * route (plugins/pipeline.ts sets them). JSON needs no scripts, styles or framing, so the CSP
+ * forbids all of them; nosniff stops a browser reading JSON as HTML. Routes marked `config.page`
+ * (Usher's HTML pages and their assets) get a policy that lets them run their own files, and so
+ * does everything under /docs.
+ * `path`: the route's pattern, or for the not-found handler the request's URL.
  */
-export const securityHeadersPlugin = fp(
-  async (app) => {
-    // A callback hook (no promise) keeps this off the hot path's allocation budget.
-    app.addHook('onRequest', (request, reply, done) => {
-      reply.header('x-content-type-options', 'nosniff');
-      if (request.routeOptions.config.page) {
-        const { blobImages } = request.routeOptions.config;
-        reply.header('content-security-policy', blobImages ? ACCOUNT_PAGE_CSP : PAGE_CSP);
-        // A page's address may still hold a link's token when a request leaves it (before its script
-        // has cleared it, or with the ?token= fallback): no Referer carries it anywhere.
-        reply.header('referrer-policy', 'no-referrer');
-      } else {
-        reply.header('content-security-policy', underDocs(request.url) ? DOCS_CSP : CSP);
-      }
-      if (request.routeOptions.config.noStore) reply.header('cache-control', 'no-store');
-      if (request.protocol === 'https') reply.header('strict-transport-security', HSTS);
-      done();
-    });
-  },
-  { name: 'usher-security-headers' },
-);
+export function securityHeaders(config: FastifyContextConfig, path: string): HeaderList {
+  const headers: Array<[string, string]> = [['x-content-type-options', 'nosniff']];
+  if (config.page) {
+    headers.push(['content-security-policy', config.blobImages ? ACCOUNT_PAGE_CSP : PAGE_CSP]);
+    // A page's address may still hold a link's token when a request leaves it (before its script
+    // has cleared it, or with the ?token= fallback): no Referer carries it anywhere.
+    headers.push(['referrer-policy', 'no-referrer']);
+  } else {
+    // The docs page (the Swagger UI package's routes, which carry no config of ours) runs its files.
+    headers.push(['content-security-policy', underDocs(path) ? DOCS_CSP : CSP]);
+  }
+  if (config.noStore) headers.push(['cache-control', 'no-store']);
+  return headers;
+}

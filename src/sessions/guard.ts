@@ -1,4 +1,5 @@
 // Who is calling: a session token from `Authorization: Bearer …` or the session cookie.
+import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../shared/errors.ts';
 import type { ActiveSession, SessionService } from './service.ts';
@@ -74,7 +75,8 @@ export class Authenticator {
   async session(request: FastifyRequest): Promise<ActiveSession | undefined> {
     const bearer = readBearer(request.headers.authorization);
     if (bearer) return this.#sessions.resolve(bearer);
-    const cookie = request.cookies[SESSION_COOKIE];
+    const header = request.headers.cookie;
+    const cookie = header ? fastifyCookie.parse(header)[SESSION_COOKIE] : undefined;
     if (!cookie) return undefined;
     if (!SAFE_METHODS.has(request.method) && isCrossSite(request, this.#allowedOrigins)) {
       throw new AppError('FORBIDDEN', 'Cross-site requests cannot use the session cookie.');

@@ -1,21 +1,25 @@
 import cookie from '@fastify/cookie';
+import type { onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Authenticator } from './guard.ts';
 
 /**
- * Sessions for the whole app: cookies parsed and set through @fastify/cookie, and one check for
- * every route whose config says `auth: 'session'`, instead of a hook on each of them.
+ * Sessions for the whole app: cookies set through @fastify/cookie (read by the guard itself, only
+ * where a session is looked for), and one check on every route whose config says `auth: 'session'`,
+ * added to those routes alone: the others run no hook for it.
  */
 export const sessionPlugin = fp<{ guard: Authenticator }>(
   async (app, { guard }) => {
-    await app.register(cookie);
+    // No parsing hook: it would parse every request's Cookie header, which most routes never read.
+    await app.register(cookie, { hook: false });
     app.decorateRequest('usherSession', null);
-    app.addHook('onRequest', (request, _reply, done) => {
-      if (request.routeOptions.config.auth !== 'session') {
-        done();
-        return;
-      }
+    // Callback style, and a route hook: it runs after every app-wide onRequest hook (CORS's too).
+    const required: onRequestHookHandler = (request, _reply, done) => {
       guard.required(request).then(() => done(), done);
+    };
+    app.addHook('onRoute', (route) => {
+      if (route.config?.auth !== 'session') return;
+      route.onRequest = [...[route.onRequest ?? []].flat(), required];
     });
   },
   { name: 'usher-session', dependencies: ['usher-errors'] },

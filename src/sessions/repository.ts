@@ -1,4 +1,5 @@
 import type { CompiledQuery, Kysely, Selectable } from 'kysely';
+import { runPrepared } from '../db/prepared.ts';
 import { type Tables, timestamp, type UsersTable } from '../db/schema.ts';
 
 /**
@@ -78,8 +79,8 @@ export class SessionsRepository {
   }
 
   async find(tokenHash: string): Promise<SessionRecord | undefined> {
-    // Every authenticated request runs this: compiled once, like UsersRepository.findById, so
-    // the query is not rebuilt and recompiled each time.
+    // Every authenticated request runs this: compiled once and run on the connection directly,
+    // like UsersRepository.findById.
     this.#byToken ??= this.#db
       .selectFrom('sessions')
       .innerJoin('users', 'users.id', 'sessions.user_id')
@@ -97,7 +98,7 @@ export class SessionsRepository {
       ])
       .where('sessions.token_hash', '=', '')
       .compile();
-    const { rows } = await this.#db.executeQuery<FoundRow>({ ...this.#byToken, parameters: [tokenHash] });
+    const rows = await runPrepared(this.#db, this.#byToken, [tokenHash]);
     const row = rows[0];
     return (
       row && {

@@ -1,6 +1,7 @@
 import type { CompiledQuery, Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from '../db/errors.ts';
 import { paged } from '../db/paging.ts';
+import { runPrepared } from '../db/prepared.ts';
 import { type Tables, USER_COUNT_SPAN, type UsersTable } from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import type { User, UserSortKey } from './user.ts';
@@ -69,10 +70,10 @@ export class UsersRepository {
   }
 
   async findById(id: bigint): Promise<User | undefined> {
-    // The hottest query: compiled once, then run with each id, instead of rebuilding and
-    // recompiling the same SQL on every lookup (measured in docs/benchmarks.md).
+    // The hottest query: compiled once, then run with each id on the connection directly
+    // (db/prepared.ts), instead of rebuilding and recompiling the same SQL on every lookup.
     this.#byId ??= this.#db.selectFrom('users').select(USER_COLUMNS).where('id', '=', 0n).compile();
-    const { rows } = await this.#db.executeQuery<UserRow>({ ...this.#byId, parameters: [id] });
+    const rows = await runPrepared(this.#db, this.#byId, [id]);
     return rows[0] && toUser(rows[0]);
   }
 

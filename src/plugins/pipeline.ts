@@ -1,0 +1,128 @@
+// Every request's own work, in one onRequest and one onResponse hook rather than a hook per concern:
+// the refusals that need no route (shutting down, no Host, schema not ready), the security headers,
+// then, once the response is sent, the metrics and the access-log line. What each of them needs to
+// know about the route is worked out once per route, not per request (docs/benchmarks.md).
+import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { SchemaReadiness } from '../db/schema-readiness.ts';
+import { AppError } from '../shared/errors.ts';
+import { type AccessLog, createAccessLog } from './access-log.ts';
+import type { RequestMetrics, RequestSeries } from './metrics.ts';
+import { DOCS_PREFIX } from './openapi.ts';
+import { type HeaderList, HSTS, securityHeaders } from './security-headers.ts';
+import type { ShutdownState } from './shutdown.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What the pipeline knows about this request's route; set by its onRequest hook. */
+    usherRoute: RouteInfo | null;
+  }
+}
+
+/** A route as the pipeline sees it; one per route (Fastify's per-route config object). */
+class RouteInfo {
+  /** The route's pattern, the metrics' `route` label; `unmatched` for the not-found handler. */
+  readonly label: string;
+  readonly matched: boolean;
+  readonly page: boolean;
+  readonly usesDatabase: boolean;
+  readonly headers: HeaderList;
+  /** The not-found handler's headers for a URL under the docs (they bring their own policy). */
+  readonly docsHeaders: HeaderList;
+  readonly #metrics: RequestMetrics;
+  /** The series of the route's own method; other methods (not-found, multi-method routes) in #others. */
+  readonly #method: string | undefined;
+  #series: RequestSeries | undefined;
+  readonly #others = new Map<string, RequestSeries>();
+
+  constructor(config: FastifyContextConfig & { url?: string; method?: unknown }, metrics: RequestMetrics) {
+    this.matched = config.url !== undefined;
+    this.label = config.url ?? 'unmatched';
+    this.page = config.page === true;
+    this.usesDatabase = config.usesDatabase !== false;
+    this.headers = securityHeaders(config, config.url ?? '');
+    this.docsHeaders = securityHeaders(config, DOCS_PREFIX);
+    this.#metrics = metrics;
+    this.#method = typeof config.method === 'string' ? config.method : undefined;
+  }
+
+  headersFor(url: string): HeaderList {
+    return this.matched || !url.startsWith(DOCS_PREFIX) ? this.headers : this.docsHeaders;
+  }
+
+  series(method: string): RequestSeries {
+    if (method === this.#method) {
+      this.#series ??= this.#metrics.series(method, this.label);
+      return this.#series;
+    }
+    let series = this.#others.get(method);
+    if (!series) {
+      series = this.#metrics.series(method, this.label);
+      this.#others.set(method, series);
+    }
+    return series;
+  }
+}
+
+const ROUTE_INFO = Symbol('usher.routeInfo');
+type ConfigWithInfo = FastifyContextConfig & { [ROUTE_INFO]?: RouteInfo };
+
+export interface PipelineOptions {
+  schema: SchemaReadiness;
+  shutdown: ShutdownState;
+  metrics: RequestMetrics;
+}
+
+export const pipelinePlugin = fp<PipelineOptions>(
+  async (app, { schema, shutdown, metrics }) => {
+    const accessLog: AccessLog | undefined = createAccessLog(app.log);
+    app.decorateRequest('usherRoute', null);
+
+    /** The route's info, made on its first request and kept on Fastify's config object of the route. */
+    const routeOf = (request: FastifyRequest): RouteInfo => {
+      // routeOptions builds a new object on every read: read once per request.
+      const config = request.routeOptions.config as ConfigWithInfo;
+      let info = config[ROUTE_INFO];
+      if (!info) {
+        info = new RouteInfo(config, metrics);
+        config[ROUTE_INFO] = info;
+      }
+      return info;
+    };
+
+    // Callback style: no promise per request. During app.close() a request that still arrives is
+    // refused first; every other answer, refusals included, carries the security headers. A
+    // missing Host is refused here rather than by Node, in Usher's shape; until the schema is in
+    // place every route that needs the database is a 503, not a 500.
+    app.addHook('onRequest', (request, reply, done) => {
+      if (shutdown.closing) {
+        done(new AppError('UNAVAILABLE', 'The server is shutting down; retry on another instance.'));
+        return;
+      }
+      const route = routeOf(request);
+      request.usherRoute = route;
+      for (const [name, value] of route.headersFor(request.url)) reply.header(name, value);
+      if (request.protocol === 'https') reply.header('strict-transport-security', HSTS);
+      if (!request.headers.host && request.raw.httpVersion !== '1.0') {
+        done(new AppError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header.'));
+        return;
+      }
+      if (!schema.ready && route.usesDatabase) {
+        done(new AppError('UNAVAILABLE', 'The database is not ready yet; try again shortly.'));
+        return;
+      }
+      done();
+    });
+
+    // Route patterns, not raw URLs, label the metrics, so their cardinality stays bounded whatever
+    // clients send.
+    app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
+      // Null when the request never reached onRequest (refused by the router, or by the shutdown check).
+      const route = request.usherRoute ?? routeOf(request);
+      metrics.record(route.series(request.method), reply.statusCode, reply.elapsedTime / 1000);
+      accessLog?.(request, reply, route.page);
+      done();
+    });
+  },
+  { name: 'usher-pipeline', dependencies: ['usher-errors'] },
+);

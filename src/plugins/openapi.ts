@@ -158,8 +158,8 @@ export const openApiPlugin = fp<OpenApiOptions>(
               description:
                 'The HttpOnly session cookie that POST /api/signin sets (SameSite=Lax). A browser keeps it and ' +
                 'sends it by itself: on the docs page, sign in with POST /api/signin and the calls after it carry ' +
-                'it. A value typed here is not sent (a page cannot set the Cookie header); paste a token into ' +
-                'bearerToken instead.',
+                'it. A value typed here is not sent (a page cannot set the Cookie header); use the bearer scheme ' +
+                'with a token instead.',
             },
             bearerToken: {
               type: 'http',

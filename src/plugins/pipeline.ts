@@ -9,7 +9,7 @@ import { AppError } from '../shared/errors.ts';
 import { type AccessLog, createAccessLog } from './access-log.ts';
 import type { RequestMetrics, RequestSeries } from './metrics.ts';
 import { DOCS_PREFIX } from './openapi.ts';
-import { type HeaderList, HSTS, securityHeaders } from './security-headers.ts';
+import { type HeaderList, HSTS, securityHeaders, underDocs } from './security-headers.ts';
 import type { ShutdownState } from './shutdown.ts';
 
 declare module 'fastify' {
@@ -47,7 +47,7 @@ class RouteInfo {
   }
 
   headersFor(url: string): HeaderList {
-    return this.matched || !url.startsWith(DOCS_PREFIX) ? this.headers : this.docsHeaders;
+    return this.matched || !underDocs(url) ? this.headers : this.docsHeaders;
   }
 
   series(method: string): RequestSeries {

@@ -59,13 +59,14 @@ export function createServices(config: Config, database: Database, now: Clock = 
     outbox: new OutboxRepository(db, { rowLocks }),
     requests: new ResetRequestsRepository(db),
     mfa: new MfaRepository(db),
+    attempts: new SigninAttemptsRepository(db),
   });
   const repos = repositories(database.db);
   const transaction = inTransaction(database.db, repositories);
 
   const hasher = new PasswordHasher(config.passwordHash);
   const sessions = new SessionService(repos.sessions, config.session, now);
-  const throttle = new SigninThrottle(new SigninAttemptsRepository(database.db), config.throttle, now);
+  const throttle = new SigninThrottle(repos.attempts, config.throttle, now);
   const mail = new MailService(repos.outbox, createTransport(config.mail), config.mail, now);
   const accountMail = new AccountMail(
     mail,

@@ -23,8 +23,11 @@ export interface ThrottlePolicy {
 export interface Attempt {
   /** Wrong credentials: it stays counted. */
   failed(): Promise<void>;
-  /** Right credentials: that account's count from that address starts again. */
-  succeeded(): Promise<void>;
+  /**
+   * Right credentials: that account's count from that address starts again. With `attempts`, a
+   * transaction's repository, the forgiveness commits with the rest of that transaction.
+   */
+  succeeded(attempts?: SigninAttemptsRepository): Promise<void>;
   /** Never judged (the server was too busy to hash): it is not counted. */
   abandoned(): Promise<void>;
 }
@@ -122,7 +125,7 @@ export class SigninThrottle {
   #attempt(id: bigint, digest: string, address: string): Attempt {
     return {
       failed: () => this.#attempts.settle(id),
-      succeeded: () => this.#attempts.clear(digest, address),
+      succeeded: (attempts = this.#attempts) => attempts.clear(digest, address),
       abandoned: () => this.#attempts.remove(id),
     };
   }

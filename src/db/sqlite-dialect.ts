@@ -57,6 +57,16 @@ function digits2(text: string, at: number): number {
   return digit(text, at) * 10 + digit(text, at + 1);
 }
 
+/** Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's days_from_civil). */
+function daysSinceEpoch(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
+}
+
 /** A Date for `text`: a StoredTime when it is in toISOString()'s form (2026-11-23T16:00:00.000Z). */
 function toTime(value: unknown): Date {
   const text = value as string;
@@ -73,19 +83,24 @@ function toTime(value: unknown): Date {
     const year = digits2(text, 0) * 100 + digits2(text, 2);
     const month = digits2(text, 5);
     const day = digits2(text, 8);
-    const ms = Date.UTC(
-      year,
-      month - 1,
-      day,
-      digits2(text, 11),
-      digits2(text, 14),
-      digits2(text, 17),
-      digits2(text, 20) * 10 + digit(text, 22),
-    );
+    const ms =
+      daysSinceEpoch(year, month, day) * 86_400_000 +
+      digits2(text, 11) * 3_600_000 +
+      digits2(text, 14) * 60_000 +
+      digits2(text, 17) * 1000 +
+      digits2(text, 20) * 10 +
+      digit(text, 22);
     const time = new StoredTime(ms, text);
-    // Digits out of range (February 30th) would have rolled over, and Date.UTC reads years below
-    // 100 as 19xx: such text gets Date's own reading.
-    if (year >= 100 && time.getUTCDate() === day && time.getUTCMonth() === month - 1) return time;
+    // Digits out of range (February 30th, 25 o'clock) would have rolled over: such text, and any
+    // text whose digits are not digits (NaN), gets Date's own reading.
+    if (
+      time.getUTCDate() === day &&
+      time.getUTCMonth() === month - 1 &&
+      digits2(text, 11) < 24 &&
+      digits2(text, 14) < 60 &&
+      digits2(text, 17) < 60
+    )
+      return time;
   }
   return new Date(text);
 }

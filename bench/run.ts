@@ -288,18 +288,30 @@ async function benchStore(kind: StoreKind) {
   const millionSeedSeconds = (performance.now() - seeding) / 1000;
   if (million) console.error(`${kind}: 1,000,000 users seeded in ${millionSeedSeconds.toFixed(0)} s`);
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const server of ['baseline', 'usher'] as const) {
-      const fresh = await freshDatabaseUrl(kind);
-      await seed(fresh.url);
-      const { child, base, startMs: ms, idleMiB: idle } = await launch(server, fresh.url);
-      startMs[server].push(ms);
-      idleMiB[server].push(idle);
-      try {
-        const pid = child.pid!;
-        for (const name of Object.keys(SCENARIOS) as Array<keyof typeof SCENARIOS>) {
-          await load(base, name, 1); // warm-up
-          add(server, name, await measure(pid, () => load(base, name, SECONDS)));
+    // Both servers run side by side, each on its own fresh copy of the data, and every scenario
+    // measures one and then the other, back to back (which goes first alternates by round): a
+    // shared machine's drift then falls on both alike instead of on whichever ran later.
+    const order: Server[] = round % 2 === 1 ? ['baseline', 'usher'] : ['usher', 'baseline'];
+    const running = new Map<Server, { child: ChildProcess; base: string; drop: () => Promise<void> }>();
+    try {
+      for (const server of order) {
+        const fresh = await freshDatabaseUrl(kind);
+        await seed(fresh.url);
+        const { child, base, startMs: ms, idleMiB: idle } = await launch(server, fresh.url);
+        running.set(server, { child, base, drop: fresh.drop });
+        startMs[server].push(ms);
+        idleMiB[server].push(idle);
+      }
+      for (const name of Object.keys(SCENARIOS) as Array<keyof typeof SCENARIOS>) {
+        for (const server of order) await load(running.get(server)!.base, name, 1); // warm-up
+        for (const server of order) {
+          const { child, base } = running.get(server)!;
+          add(server, name, await measure(child.pid!, () => load(base, name, SECONDS)));
         }
+      }
+      for (const server of order) {
+        const { child, base } = running.get(server)!;
+        const pid = child.pid!;
         // Reads while sign-ins saturate hashing: the reads' own latency and rate.
         const storm = load(base, 'POST /api/signin', SECONDS + 1, 16);
         await new Promise((r) => setTimeout(r, 500));
@@ -314,14 +326,17 @@ async function benchStore(kind: StoreKind) {
           'GET /api/users/{id} idle, 8 connections' as Scenario,
           await measure(pid, () => load(base, 'GET /api/users/{id}', SECONDS, 8)),
         );
-        hwm[server] = Math.max(hwm[server], procStat(pid).hwmMiB);
-      } finally {
+      }
+      for (const server of order)
+        hwm[server] = Math.max(hwm[server], procStat(running.get(server)!.child.pid!).hwmMiB);
+    } finally {
+      for (const { child, drop } of running.values()) {
         child.kill('SIGTERM');
         await new Promise((r) => child.once('exit', r));
-        await fresh.drop();
+        await drop();
       }
-      console.error(`${kind} round ${round} ${server} done`);
     }
+    console.error(`${kind} round ${round} done`);
     if (!million) continue;
     const { child, base } = await launch('usher', million.url);
     try {

@@ -3,6 +3,7 @@ import { isUniqueViolation } from '../db/errors.ts';
 import { paged } from '../db/paging.ts';
 import { runPrepared } from '../db/prepared.ts';
 import { type Tables, USER_COUNT_SPAN, type UsersTable } from '../db/schema.ts';
+import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import type { User, UserSortKey } from './user.ts';
 
@@ -21,6 +22,8 @@ export function toUser(row: UserRow): User {
     emailVerified: row.email_verified_at !== null,
   };
 }
+
+const firstUser = (rows: readonly UserRow[]): User | undefined => (rows[0] ? toUser(rows[0]) : undefined);
 
 export class EmailTakenError extends Error {
   constructor() {
@@ -69,12 +72,12 @@ export class UsersRepository {
     return (await (this.#options.rowLocks ? query.forShare() : query).executeTakeFirst()) !== undefined;
   }
 
-  async findById(id: bigint): Promise<User | undefined> {
+  /** The user, or undefined; a value rather than a promise when the rows are there at once (SQLite). */
+  findById(id: bigint): Awaitable<User | undefined> {
     // The hottest query: compiled once, then run with each id on the connection directly
     // (db/prepared.ts), instead of rebuilding and recompiling the same SQL on every lookup.
     this.#byId ??= this.#db.selectFrom('users').select(USER_COLUMNS).where('id', '=', 0n).compile();
-    const rows = await runPrepared(this.#db, this.#byId, [id]);
-    return rows[0] && toUser(rows[0]);
+    return mapAwaitable(runPrepared(this.#db, this.#byId, [id]), firstUser);
   }
 
   async findCredentials(emailKey: string): Promise<Credentials | undefined> {

@@ -5,6 +5,7 @@ import type { PasswordHasher } from '../passwords/hasher.ts';
 import { checkPassword } from '../passwords/policy.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession } from '../sessions/service.ts';
+import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
@@ -39,6 +40,11 @@ export interface AccountRepositories extends AccountMailRepositories {
   sessions: SessionsRepository;
 }
 
+function found(user: User | undefined): User {
+  if (!user) throw userNotFound();
+  return user;
+}
+
 export class UsersService {
   readonly #users: UsersRepository;
   readonly #hasher: PasswordHasher;
@@ -64,13 +70,12 @@ export class UsersService {
     this.#attempts = attempts;
   }
 
-  async get(id: bigint): Promise<User> {
-    const user = await this.#users.findById(id);
-    if (!user) throw userNotFound();
-    return user;
+  /** The user, or USER_NOT_FOUND; thrown at once, not as a rejection, when the lookup answered at once. */
+  get(id: bigint): Awaitable<User> {
+    return mapAwaitable(this.#users.findById(id), found);
   }
 
-  find(id: bigint): Promise<User | undefined> {
+  find(id: bigint): Awaitable<User | undefined> {
     return this.#users.findById(id);
   }
 

@@ -235,7 +235,7 @@ const SPARE_POOL_THREADS = 2;
 function threadpool(env: Env, hashes: number): Config['threadpool'] {
   return {
     size: integer(env, 'UV_THREADPOOL_SIZE', hashes + SPARE_POOL_THREADS, hashes + 1, 1024),
-    nice: integer(env, 'HASH_THREAD_NICE', 5, 0, 19),
+    nice: integer(env, 'HASH_THREAD_NICE', 12, 0, 19),
   };
 }
 

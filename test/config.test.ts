@@ -164,7 +164,7 @@ describe('loadConfig refuses bad values with a ConfigError naming the setting', 
   });
 
   test('the libuv pool holds the hash slots plus two spares, and may not be smaller than slots + 1', () => {
-    assert.deepEqual(loadConfig({ HASH_CONCURRENCY: '3' }).threadpool, { size: 5, nice: 5 });
+    assert.deepEqual(loadConfig({ HASH_CONCURRENCY: '3' }).threadpool, { size: 5, nice: 12 });
     assert.equal(loadConfig({ HASH_CONCURRENCY: '3', UV_THREADPOOL_SIZE: '4' }).threadpool.size, 4);
     assert.match(
       assertRejected({ HASH_CONCURRENCY: '3', UV_THREADPOOL_SIZE: '3' }, 'UV_THREADPOOL_SIZE').message,

@@ -455,6 +455,9 @@ describeEachStore('admin CLI', (store) => {
       'brand-new-pass-7\n',
     );
     assert.equal(run.code, 0, run.stderr);
+    // The confirmation names the user by id; the password typed is not echoed anywhere.
+    assert.match(run.stdout, /^password changed for user \d+; their sessions are ended\n$/);
+    assert.ok(!`${run.stdout}${run.stderr}`.includes('brand-new-pass-7'), 'the new password is not printed');
     assert.equal((await signin('setpw@example.com', 'old-pass-word-1')).status, 401);
     assert.equal((await signin('setpw@example.com', 'brand-new-pass-7')).status, 200);
     const write = await fetch(`${server.url}/api/products`, {

@@ -260,7 +260,7 @@ export const SEMI_SPACE_MIB_DEFAULT = 4;
 
 /**
  * What the process can only be given when it starts, and has better than Node's defaults for a
- * long-running server on a small machine (docs/decisions.md, 104): glibc's malloc arenas
+ * long-running server on a small machine (docs/decisions.md, 126): glibc's malloc arenas
  * (MALLOC_ARENA_MAX, read before any JavaScript runs; with glibc's default of eight per core
  * every hashing thread keeps freed argon2 buffers, 19 MiB each, in an arena of its own), V8's young generation
  * (--max-semi-space-size; by default it grows to 64 MiB under load) and Node's compile cache
@@ -347,6 +347,7 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     corsOrigins: list(env, 'CORS_ORIGINS', ORIGIN, 'origins like https://app.example.com, comma-separated'),
     publicUrl: publicUrl(env, hostName, port),
+    // Worked out again rather than before the object, so settings are still checked in this order.
     contactUrl: contactUrl(env, publicUrl(env, hostName, port)),
     mail: {
       smtpUrl: smtpUrl(env),

@@ -7,7 +7,7 @@ import { SIGNIN_NOTES, type WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { SessionComponent, sessionBody, TOKEN_MAX } from '../sessions/schemas.ts';
 import { AppError } from '../shared/errors.ts';
-import { component, failures, SERVER_ERRORS, success } from '../shared/schemas.ts';
+import { component, failures, success } from '../shared/schemas.ts';
 import { signinAudit } from './audit.ts';
 import type { AuthService, SigninOutcome } from './service.ts';
 
@@ -211,7 +211,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
           'The user and session behind the cookie or Bearer token; a page view of a signed-in user.',
         response: {
           200: success(currentSessionFor(profile).ref, 'The signed-in user and this session.'),
-          ...failures(['UNAUTHENTICATED', ...SERVER_ERRORS]),
+          ...failures(['UNAUTHENTICATED']),
         },
       },
       config: { auth: 'session', noStore: true },

@@ -12,7 +12,6 @@ import {
   failures,
   Id,
   noContent,
-  SERVER_ERRORS,
   success,
   Timestamp,
 } from '../shared/schemas.ts';
@@ -111,7 +110,7 @@ const reviewBody = (r: Review) => ({
   time: r.time.toISOString(),
 });
 
-const WRITE_ERRORS = ['UNAUTHENTICATED', 'FORBIDDEN', ...SERVER_ERRORS] as const;
+const WRITE_ERRORS = ['UNAUTHENTICATED', 'FORBIDDEN'] as const;
 const NOTES = {
   product: { NOT_FOUND: 'No product has that id.' },
   review: { NOT_FOUND: 'No product has that id, or it has no review with that id.' },
@@ -146,7 +145,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
         querystring: pagingQuery(PRODUCT_SORT_KEYS),
         response: {
           200: page(ProductSchema, 'A page of products.'),
-          ...failures(['INVALID_QUERY', ...SERVER_ERRORS]),
+          ...failures(['INVALID_QUERY']),
         },
       },
     },
@@ -193,7 +192,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
         params: ProductParams,
         response: {
           200: success(ProductSchema, 'The product.'),
-          ...fails(['NOT_FOUND', ...SERVER_ERRORS], 'product'),
+          ...fails(['NOT_FOUND'], 'product'),
         },
       },
     },
@@ -253,7 +252,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
         querystring: pagingQuery(REVIEW_SORT_KEYS),
         response: {
           200: page(ReviewSchema, 'A page of reviews.'),
-          ...fails(['NOT_FOUND', 'INVALID_QUERY', ...SERVER_ERRORS], 'product'),
+          ...fails(['NOT_FOUND', 'INVALID_QUERY'], 'product'),
         },
       },
     },
@@ -301,7 +300,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
         params: ReviewParams,
         response: {
           200: success(ReviewSchema, 'The review.'),
-          ...fails(['NOT_FOUND', ...SERVER_ERRORS], 'review'),
+          ...fails(['NOT_FOUND'], 'review'),
         },
       },
     },

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { currentSession } from '../sessions/guard.ts';
-import { BODY_ERRORS, component, failures, noContent, SERVER_ERRORS, success } from '../shared/schemas.ts';
+import { BODY_ERRORS, component, failures, noContent, success } from '../shared/schemas.ts';
 import type { TotpService } from './service.ts';
 
 export interface MfaRoutesOptions {
@@ -32,12 +32,7 @@ const ConfirmBody = Type.Object(
 );
 
 const SESSION_ERRORS = ['UNAUTHENTICATED', 'FORBIDDEN'] as const;
-const PASSWORD_ERRORS = [
-  ...SESSION_ERRORS,
-  ['SIGNIN_FAILED', 429],
-  ...BODY_ERRORS,
-  ...SERVER_ERRORS,
-] as const;
+const PASSWORD_ERRORS = [...SESSION_ERRORS, ['SIGNIN_FAILED', 429], ...BODY_ERRORS] as const;
 const NOTES = {
   FORBIDDEN: 'The session cookie was sent cross-site.',
   SIGNIN_FAILED: 'Wrong present passwords have throttled the account.',
@@ -114,7 +109,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
         body: ConfirmBody,
         response: {
           200: success(RecoveryCodesComponent.ref, 'Two-step sign-in is on.'),
-          ...failures([...SESSION_ERRORS, 'TOTP_ALREADY_ON', ...BODY_ERRORS, ...SERVER_ERRORS], {
+          ...failures([...SESSION_ERRORS, 'TOTP_ALREADY_ON', ...BODY_ERRORS], {
             notes: {
               ...NOTES,
               VALIDATION_FAILED: 'The body breaks a rule, there is no pending set-up, or the code is wrong.',

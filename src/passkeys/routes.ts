@@ -7,15 +7,7 @@ import type { Metrics } from '../plugins/metrics.ts';
 import { SIGNIN_NOTES, type WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { AppError } from '../shared/errors.ts';
-import {
-  BODY_ERRORS,
-  component,
-  failures,
-  noContent,
-  SERVER_ERRORS,
-  success,
-  Timestamp,
-} from '../shared/schemas.ts';
+import { BODY_ERRORS, component, failures, noContent, success, Timestamp } from '../shared/schemas.ts';
 import { invalid } from '../shared/text.ts';
 import { toUser } from '../users/repository.ts';
 import { checkName, NAME_MAX } from '../users/rules.ts';
@@ -141,7 +133,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
           'PublicKeyCredentialCreationOptions as JSON (binary fields base64url). The challenge is good once, for 5 minutes, on any instance; your passkeys are in excludeCredentials.',
         response: {
           200: success(OptionsSchema('PublicKeyCredentialCreationOptionsJSON'), 'The options.'),
-          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', ...SERVER_ERRORS], { notes: CROSS_SITE }),
+          ...failures(['UNAUTHENTICATED', 'FORBIDDEN'], { notes: CROSS_SITE }),
         },
       },
       config: { auth: 'session', noStore: true },
@@ -164,7 +156,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
         body: RegisterBody,
         response: {
           201: success(PasskeySchema, 'Registered.'),
-          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', ...BODY_ERRORS, ...SERVER_ERRORS], {
+          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', ...BODY_ERRORS], {
             notes: CROSS_SITE,
           }),
         },
@@ -199,7 +191,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
         description: `At most ${PASSKEY_LIST_MAX}.`,
         response: {
           200: success(Type.Array(PasskeySchema, { maxItems: PASSKEY_LIST_MAX }), 'Your passkeys.'),
-          ...failures(['UNAUTHENTICATED', ...SERVER_ERRORS]),
+          ...failures(['UNAUTHENTICATED']),
         },
       },
       config: { auth: 'session', noStore: true },
@@ -217,7 +209,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
         params: PasskeyIdParams,
         response: {
           204: noContent('Removed.'),
-          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', ...SERVER_ERRORS], {
+          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND'], {
             notes: { ...CROSS_SITE, NOT_FOUND: 'You have no passkey with that id.' },
           }),
         },
@@ -243,7 +235,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
           'PublicKeyCredentialRequestOptions as JSON, with an empty allowCredentials (discoverable passkeys). The challenge is good once, for 5 minutes, on any instance.',
         response: {
           200: success(OptionsSchema('PublicKeyCredentialRequestOptionsJSON'), 'The options.'),
-          ...failures(SERVER_ERRORS),
+          ...failures([]),
         },
       },
       config: { noStore: true },

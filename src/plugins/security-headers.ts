@@ -32,7 +32,6 @@ export const HSTS = 'max-age=31536000; includeSubDomains';
 
 export type HeaderList = ReadonlyArray<readonly [name: string, value: string]>;
 
-/** /docs, /docs/… and /docs?…: the docs page and its files (and not /docsx). */
 /** Whether a URL or route pattern is the docs page's (/docs, /docs/…), not merely starting alike (/docsx). */
 export function underDocs(url: string): boolean {
   return url.startsWith(DOCS_PREFIX) && ['', '/', '?'].includes(url.charAt(DOCS_PREFIX.length));

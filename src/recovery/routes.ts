@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { PASSWORD_INPUT_MAX } from '../passwords/hasher.ts';
 import { PASSWORD_MAX } from '../passwords/policy.ts';
 import { currentSession } from '../sessions/guard.ts';
-import { BODY_ERRORS, component, failures, noContent, SERVER_ERRORS, success } from '../shared/schemas.ts';
+import { BODY_ERRORS, component, failures, noContent, success } from '../shared/schemas.ts';
 import type { RecoveryService } from './service.ts';
 
 export const AcceptedComponent = component(
@@ -40,7 +40,7 @@ export const recoveryRoutes: FastifyPluginAsyncTypebox<{ recovery: RecoveryServi
         ),
         response: {
           202: success(Accepted, 'Accepted; a mail follows if the email has an account.'),
-          ...failures(['TOO_MANY_REQUESTS', ...BODY_ERRORS, ...SERVER_ERRORS], {
+          ...failures(['TOO_MANY_REQUESTS', ...BODY_ERRORS], {
             notes: {
               TOO_MANY_REQUESTS: 'Too many reset requests from this client address (20 per 15 minutes).',
             },
@@ -76,7 +76,7 @@ export const recoveryRoutes: FastifyPluginAsyncTypebox<{ recovery: RecoveryServi
         ),
         response: {
           204: noContent('The password is changed; every session of the account has ended.'),
-          ...failures(['INVALID_TOKEN', ...BODY_ERRORS, ...SERVER_ERRORS], { notes: TOKEN_NOTES }),
+          ...failures(['INVALID_TOKEN', ...BODY_ERRORS], { notes: TOKEN_NOTES }),
         },
       },
       config: { noStore: true },
@@ -97,7 +97,7 @@ export const recoveryRoutes: FastifyPluginAsyncTypebox<{ recovery: RecoveryServi
         body: Type.Object({ token }, { additionalProperties: false }),
         response: {
           204: noContent('The email address is verified.'),
-          ...failures(['INVALID_TOKEN', ...BODY_ERRORS, ...SERVER_ERRORS], { notes: TOKEN_NOTES }),
+          ...failures(['INVALID_TOKEN', ...BODY_ERRORS], { notes: TOKEN_NOTES }),
         },
       },
       config: { noStore: true },
@@ -118,7 +118,7 @@ export const recoveryRoutes: FastifyPluginAsyncTypebox<{ recovery: RecoveryServi
           'Sends nothing when the email is already verified or 3 links went out in the last 15 minutes.',
         response: {
           202: success(Accepted, 'Accepted; a link is mailed unless verified already or too many went out.'),
-          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', ...SERVER_ERRORS], {
+          ...failures(['UNAUTHENTICATED', 'FORBIDDEN'], {
             notes: { FORBIDDEN: 'The session cookie was sent cross-site.' },
           }),
         },

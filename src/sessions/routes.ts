@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { AppError } from '../shared/errors.ts';
-import { failures, noContent, SERVER_ERRORS, success } from '../shared/schemas.ts';
+import { failures, noContent, success } from '../shared/schemas.ts';
 import { type Authenticator, currentSession } from './guard.ts';
 import { SESSION_ID_PATTERN, SessionListItemComponent } from './schemas.ts';
 import { SESSION_LIST_MAX, type SessionService } from './service.ts';
@@ -39,7 +39,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = 
         description: 'Idempotent: without a (valid) session it still clears the cookie and answers 204.',
         response: {
           204: noContent('Signed out; the session cookie is cleared.', 'Set-Cookie'),
-          ...failures(['FORBIDDEN', ...SERVER_ERRORS], {
+          ...failures(['FORBIDDEN'], {
             notes: { FORBIDDEN: 'The session cookie was sent cross-site.' },
           }),
         },
@@ -67,7 +67,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = 
             Type.Array(SessionListItemComponent.ref, { maxItems: SESSION_LIST_MAX }),
             'Your live sessions.',
           ),
-          ...failures(['UNAUTHENTICATED', ...SERVER_ERRORS]),
+          ...failures(['UNAUTHENTICATED']),
         },
       },
       config: { auth: 'session', noStore: true },
@@ -94,7 +94,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = 
         params: SessionIdParams,
         response: {
           204: noContent('Ended.', 'Set-Cookie'),
-          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', ...SERVER_ERRORS], {
+          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND'], {
             notes: {
               FORBIDDEN: 'The session cookie was sent cross-site.',
               NOT_FOUND: 'You have no live session with that id.',
@@ -122,7 +122,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = 
         description: 'Signs you out everywhere else, for example after a device was lost.',
         response: {
           204: noContent('Ended.'),
-          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', ...SERVER_ERRORS], {
+          ...failures(['UNAUTHENTICATED', 'FORBIDDEN'], {
             notes: { FORBIDDEN: 'The session cookie was sent cross-site.' },
           }),
         },

@@ -184,12 +184,10 @@ export function errorComponentById(id: string): Component | undefined {
 export type Failing = ErrorCode | readonly [ErrorCode, number];
 
 /**
- * Failures any route can give: a request without a Host (400), an unexpected fault (500), a
- * request that arrives while the server shuts down (503).
+ * Failures any route can give, so routes list only their own: a request without a Host (400), an
+ * unexpected fault (500), a database that does not answer or a server shutting down (503).
  */
 const EVERY_ROUTE: readonly ErrorCode[] = ['BAD_REQUEST', 'INTERNAL', 'UNAVAILABLE'];
-/** Failures every database-backed route can give. */
-export const SERVER_ERRORS = ['UNAVAILABLE', 'INTERNAL'] as const satisfies readonly ErrorCode[];
 /** Failures of any route that reads a JSON body. */
 export const BODY_ERRORS = [
   'VALIDATION_FAILED',

@@ -11,7 +11,7 @@ import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { mapAwaitable } from '../shared/awaitable.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
 import { MAX_PAGE_SIZE, type PageRequest, pageRequest } from '../shared/paging.ts';
-import { BODY_ERRORS, failures, noContent, SERVER_ERRORS, success } from '../shared/schemas.ts';
+import { BODY_ERRORS, failures, noContent, success } from '../shared/schemas.ts';
 import { EMAIL_MAX, NAME_MAX } from './rules.ts';
 import { type UsersService, userNotFound } from './service.ts';
 import { USER_SORT_KEYS, type UserSortKey } from './user.ts';
@@ -103,7 +103,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         params: UserIdParams,
         response: {
           200: success(profile.userSchema, 'The user.'),
-          ...failures(['USER_NOT_FOUND', ...SERVER_ERRORS], { codeOnly: true }),
+          ...failures(['USER_NOT_FOUND'], { codeOnly: true }),
         },
       },
       config: documented,
@@ -145,7 +145,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
               'X-Total-Count',
               'Link',
             ),
-            ...failures(['INVALID_QUERY', ...SERVER_ERRORS], { codeOnly: true }),
+            ...failures(['INVALID_QUERY'], { codeOnly: true }),
           },
         },
         config: { renderError: renderCodeOnly, noStore: true },
@@ -171,7 +171,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         body: RegistrationBody,
         response: {
           201: success(profile.userSchema, 'Registered.', 'Location'),
-          ...failures(['EMAIL_TAKEN', ...BODY_ERRORS, ...SERVER_ERRORS]),
+          ...failures(['EMAIL_TAKEN', ...BODY_ERRORS]),
         },
       },
       config: { noStore: true },
@@ -198,14 +198,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         response: {
           200: success(profile.userSchema, 'Changed.'),
           ...failures(
-            [
-              ...AUTH_ERRORS,
-              'USER_NOT_FOUND',
-              'EMAIL_TAKEN',
-              ...BODY_ERRORS,
-              ['SIGNIN_FAILED', 429],
-              ...SERVER_ERRORS,
-            ],
+            [...AUTH_ERRORS, 'USER_NOT_FOUND', 'EMAIL_TAKEN', ...BODY_ERRORS, ['SIGNIN_FAILED', 429]],
             {
               notes: {
                 SIGNIN_FAILED: 'Wrong present passwords (`currentPassword`) have throttled the account.',
@@ -237,7 +230,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         params: UserIdParams,
         response: {
           204: noContent('Deleted.', 'Set-Cookie'),
-          ...failures([...AUTH_ERRORS, 'USER_NOT_FOUND', ...SERVER_ERRORS], {
+          ...failures([...AUTH_ERRORS, 'USER_NOT_FOUND'], {
             notes: { FORBIDDEN: 'Not your own account, or a cookie sent cross-site.' },
           }),
         },

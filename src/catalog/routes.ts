@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
+import { pageOf, pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import { currentSession } from '../sessions/guard.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
-import { MAX_PAGE_SIZE, pageRequest } from '../shared/paging.ts';
+import { pageRequest } from '../shared/paging.ts';
 import {
   BODY_ERRORS,
   component,
@@ -125,8 +125,6 @@ const NOTES = {
 } as const;
 const fails = (codes: readonly Failing[], notes: keyof typeof NOTES) =>
   failures(codes, { notes: NOTES[notes] });
-const page = (item: typeof ProductSchema | typeof ReviewSchema, description: string) =>
-  success(Type.Array(item, { maxItems: MAX_PAGE_SIZE }), description, 'X-Total-Count', 'Link');
 
 const created = (reply: FastifyReply, location: string) => reply.code(201).header('location', location);
 
@@ -144,7 +142,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
         description: 'One page of products, ordered by `sort` (SPEC 4.2 paging).',
         querystring: pagingQuery(PRODUCT_SORT_KEYS),
         response: {
-          200: page(ProductSchema, 'A page of products.'),
+          200: pageOf(ProductSchema, 'A page of products.'),
           ...failures(['INVALID_QUERY']),
         },
       },
@@ -251,7 +249,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
         params: ProductParams,
         querystring: pagingQuery(REVIEW_SORT_KEYS),
         response: {
-          200: page(ReviewSchema, 'A page of reviews.'),
+          200: pageOf(ReviewSchema, 'A page of reviews.'),
           ...fails(['NOT_FOUND', 'INVALID_QUERY'], 'product'),
         },
       },

@@ -27,10 +27,10 @@ function library(): Promise<typeof import('@simplewebauthn/server')> {
   return webauthn;
 }
 
-/** A challenge is good for this long, once. */
 /** How many passkeys a list shows (the oldest): far more than anyone registers. */
 export const PASSKEY_LIST_MAX = 100;
 
+/** A challenge is good for this long, once. */
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
 const RP_NAME = 'Usher';
 const DEFAULT_NAME = 'Passkey';

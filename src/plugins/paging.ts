@@ -1,8 +1,9 @@
 // Paging on the wire: the query schema every list shares, and the X-Total-Count and Link headers.
 // Each collection declares only its sort keys; the page request itself is in shared/paging.ts.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type PageRequest } from '../shared/paging.ts';
+import { success } from '../shared/schemas.ts';
 
 /** A page number as text: 1 to 999,999,999, no sign or leading zero. */
 export const PAGE_PATTERN = '^[1-9][0-9]{0,8}$';
@@ -35,6 +36,11 @@ export function pagingQuery(keys: readonly string[]) {
     // Other parameters are ignored here and kept in the Link header.
     { additionalProperties: true },
   );
+}
+
+/** A list's 200: up to a page of `item`, with the headers setPageHeaders sets. */
+export function pageOf<T extends TSchema>(item: T, description: string) {
+  return success(Type.Array(item, { maxItems: MAX_PAGE_SIZE }), description, 'X-Total-Count', 'Link');
 }
 
 /** Sets X-Total-Count and a Link header (first, prev, next, last) that keeps the other query parameters. */

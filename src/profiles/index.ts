@@ -3,6 +3,7 @@
 import { type TSchema, Type } from 'typebox';
 import type { Profile } from '../config.ts';
 import { type Component, component, failures, Id, Timestamp } from '../shared/schemas.ts';
+import { EMAIL_MAX, NAME_MAX } from '../users/rules.ts';
 import type { User } from '../users/user.ts';
 
 export interface WireProfile {
@@ -22,8 +23,12 @@ export interface WireProfile {
   signinFailure(message: string): object;
 }
 
-const email = Type.String({ format: 'email', maxLength: 254, description: "The account's email address." });
-const name = Type.String({ maxLength: 100, description: 'Display name.' });
+const email = Type.String({
+  format: 'email',
+  maxLength: EMAIL_MAX,
+  description: "The account's email address.",
+});
+const name = Type.String({ maxLength: NAME_MAX, description: 'Display name.' });
 
 const userA = component(
   'User',

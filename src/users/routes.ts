@@ -5,12 +5,12 @@ import type { UserLookup } from '../config.ts';
 import { PASSWORD_INPUT_MAX } from '../passwords/hasher.ts';
 import { PASSWORD_MAX } from '../passwords/policy.ts';
 import { type ErrorRenderer, renderCodeOnly } from '../plugins/errors.ts';
-import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
+import { pageOf, pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import type { WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { mapAwaitable } from '../shared/awaitable.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
-import { MAX_PAGE_SIZE, type PageRequest, pageRequest } from '../shared/paging.ts';
+import { type PageRequest, pageRequest } from '../shared/paging.ts';
 import { BODY_ERRORS, failures, noContent, success } from '../shared/schemas.ts';
 import { EMAIL_MAX, NAME_MAX } from './rules.ts';
 import { type UsersService, userNotFound } from './service.ts';
@@ -139,12 +139,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
             `One page of users, ordered by \`sort\` (SPEC 4.2 paging). ${LOOKUP_NOTE[lookup]}`.trim(),
           querystring: pagingQuery(USER_SORT_KEYS),
           response: {
-            200: success(
-              Type.Array(profile.userSchema, { maxItems: MAX_PAGE_SIZE }),
-              'A page of users.',
-              'X-Total-Count',
-              'Link',
-            ),
+            200: pageOf(profile.userSchema, 'A page of users.'),
             ...failures(['INVALID_QUERY'], { codeOnly: true }),
           },
         },

@@ -88,20 +88,16 @@ const FASTIFY_CODES: Record<string, () => Failure> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => failure('VALIDATION_FAILED', 'body: is not valid JSON'),
 };
 
+function fromAppError(error: AppError): Failure {
+  return { statusCode: error.statusCode, code: error.code, message: error.message, headers: error.headers };
+}
+
 export function toFailure(error: FastifyError, request: FastifyRequest): Failure {
-  if (error instanceof AppError) {
-    return { statusCode: error.statusCode, code: error.code, message: error.message, headers: error.headers };
-  }
+  if (error instanceof AppError) return fromAppError(error);
   if (error.validation) {
     if (error.validationContext === 'params') {
       const notFound = request.routeOptions.config.notFound?.();
-      if (notFound)
-        return {
-          statusCode: notFound.statusCode,
-          code: notFound.code,
-          message: notFound.message,
-          headers: {},
-        };
+      if (notFound) return fromAppError(notFound);
       const code = request.routeOptions.config.notFoundCode ?? 'NOT_FOUND';
       return failure(code, ERROR_CODES[code].when);
     }

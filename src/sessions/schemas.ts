@@ -6,12 +6,10 @@ export const SESSION_ID_PATTERN = '^[0-9a-f]{32}$';
 /** A session token: 32 random bytes, base64url (43 characters). */
 export const TOKEN_MAX = 43;
 
-const time = Timestamp;
-
 const sessionFields = {
   id: Type.String({ pattern: SESSION_ID_PATTERN, maxLength: 32, description: "The session's public id." }),
-  createdAt: time('When it started (the sign-in).'),
-  expiresAt: time('When it ends at the latest, however it is used.'),
+  createdAt: Timestamp('When it started (the sign-in).'),
+  expiresAt: Timestamp('When it ends at the latest, however it is used.'),
 };
 
 /** `{id, createdAt, expiresAt}`: what GET /api/session and a token sign-in show of a session. */
@@ -25,7 +23,7 @@ export const SessionListItemComponent = component(
   Type.Object(
     {
       ...sessionFields,
-      lastSeenAt: time('Its last request, to within a minute (it is written at most once a minute).'),
+      lastSeenAt: Timestamp('Its last request, to within a minute (it is written at most once a minute).'),
       current: Type.Boolean({ description: 'This is the session making the request.' }),
       userAgent: Type.Union([Type.String({ maxLength: 256 }), Type.Null()], {
         description: 'The User-Agent it signed in with (up to 256 characters), or null.',

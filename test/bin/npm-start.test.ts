@@ -4,13 +4,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, dirname } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { TEST_OUTBOX } from '../helpers/app.ts';
 import { freshDatabaseUrl } from '../helpers/databases.ts';
+import { waitUntil } from '../helpers/mail.ts';
 import { freePort } from '../helpers/process.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -59,14 +60,6 @@ const commandLine = (pid: number) => {
   }
 };
 
-async function until(what: string, condition: () => Promise<boolean> | boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 async function portOpen(port: number): Promise<boolean> {
   const socket = connect(port, '127.0.0.1');
   try {
@@ -83,7 +76,6 @@ test('ISSUE 15: SIGTERM to the npm process of `npm start` stops the server: no n
   skip,
 }, async () => {
   const database = await freshDatabaseUrl('sqlite');
-  const outbox = mkdtempSync(join(tmpdir(), 'usher-start-outbox-'));
   const port = await freePort();
   const npm = spawn('npm', ['start'], {
     cwd: ROOT,
@@ -95,7 +87,7 @@ test('ISSUE 15: SIGTERM to the npm process of `npm start` stops the server: no n
       DATABASE_URL: database.url,
       PORT: String(port),
       LOG_LEVEL: 'info', // the shutdown line is at info
-      MAIL_OUTBOX: outbox,
+      MAIL_OUTBOX: TEST_OUTBOX,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -110,10 +102,10 @@ test('ISSUE 15: SIGTERM to the npm process of `npm start` stops the server: no n
   const pid = npm.pid!;
   let started: number[] = [];
   try {
-    await until(
-      `npm start serving /healthz (${output})`,
+    await waitUntil(
       async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok === true,
       30_000,
+      `npm start serving /healthz (${output})`,
     );
     started = descendants(pid);
     assert.ok(
@@ -127,12 +119,11 @@ test('ISSUE 15: SIGTERM to the npm process of `npm start` stops the server: no n
       new Promise((_, reject) => setTimeout(() => reject(new Error(`npm did not exit: ${output}`)), 15_000)),
     ]);
     const before = started.map(commandLine).join(' | ');
-    await until(`every process npm started gone (${before})`, () => !started.some(alive), 5_000);
+    await waitUntil(() => !started.some(alive), 5_000, `every process npm started gone (${before})`);
     assert.equal(await portOpen(port), false, 'nothing listens on the port');
     assert.match(output, /"signal":"SIGTERM".*shutting down/, 'the server itself was told');
   } finally {
     for (const p of [pid, ...started]) if (alive(p)) process.kill(p, 'SIGKILL');
-    rmSync(outbox, { recursive: true, force: true });
     await database.drop();
   }
 });

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sessionToken } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
-import { freePort, postJson, type ServerProcess, startServer } from '../helpers/process.ts';
+import { freePort, postJson, runProcess, type ServerProcess, startServer } from '../helpers/process.ts';
 import { describeUnless } from '../helpers/skip.ts';
 import { startSmtp } from '../helpers/smtp.ts';
 import { describeEachStore, freshDatabaseUrl } from '../helpers/stores.ts';
@@ -17,42 +17,6 @@ import { describeEachStore, freshDatabaseUrl } from '../helpers/stores.ts';
 /** The entry `npx usher` and `npm run cli` run: the Node version check, then src/cli/main.ts. */
 const CLI = fileURLToPath(new URL('../../bin/usher.mjs', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runProcess(
-  command: string,
-  args: string[],
-  env: Record<string, string>,
-  input = '',
-  cwd?: string,
-): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, {
-      cwd,
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.stdin.end(input);
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 const cli = (env: Record<string, string>, args: string[], input = '') =>
   runProcess(process.execPath, [CLI, ...args], env, input);

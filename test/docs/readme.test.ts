@@ -12,12 +12,12 @@
 // The HTTP status is checked too: the `# HTTP NNN` comment on the command, the status line of
 // `-i` output, or else any 2xx.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { type ServerProcess, startServer } from '../helpers/process.ts';
+import { runProcess, type ServerProcess, startServer } from '../helpers/process.ts';
 import { describeUnless } from '../helpers/skip.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
@@ -76,24 +76,14 @@ const TIMESTAMP = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g;
 const normalise = (text: string) => text.replaceAll('\r\n', '\n').replace(TIMESTAMP, '<timestamp>').trimEnd();
 
 /** Runs one example's command in sh; curl also writes the status code on a last line of its own. */
-function run(command: string, address: string): Promise<{ output: string; status: number; stderr: string }> {
+async function run(
+  command: string,
+  address: string,
+): Promise<{ output: string; status: number; stderr: string }> {
   const script = `curl() { command curl -w '\\n%{http_code}' "$@"; }\n${command.replaceAll('localhost:3000', address)}`;
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', script], { env: { PATH: process.env.PATH ?? '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('exit', () => {
-      const cut = stdout.lastIndexOf('\n');
-      resolve({ output: stdout.slice(0, cut), status: Number(stdout.slice(cut + 1)), stderr });
-    });
-  });
+  const { stdout, stderr } = await runProcess('sh', ['-c', script], {});
+  const cut = stdout.lastIndexOf('\n');
+  return { output: stdout.slice(0, cut), status: Number(stdout.slice(cut + 1)), stderr };
 }
 
 function check(example: Example, actual: { output: string; status: number; stderr: string }): void {

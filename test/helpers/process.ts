@@ -104,6 +104,52 @@ export async function startServer(env: Record<string, string>, timeoutMs = 15_00
   };
 }
 
+/** What a finished process printed, and its exit code (null when a signal ended it). */
+export interface ProcessRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a command to its end with `input` on its stdin and PATH plus `env` as its environment,
+ * collecting its output; killed after a minute, so a stuck command fails its test rather than
+ * hanging the run.
+ */
+export function runProcess(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  input = '',
+  cwd?: string,
+): Promise<ProcessRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.stdin.end(input);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
 export async function postJson(
   url: string,
   body: unknown,

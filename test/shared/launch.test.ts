@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { launchDefaults, MALLOC_ARENA_MAX_DEFAULT, SEMI_SPACE_MIB_DEFAULT } from '../../src/config.ts';
 import { startServer } from '../helpers/process.ts';
+import { describeUnless } from '../helpers/skip.ts';
 
 const linux = existsSync('/proc/self/environ');
 const dir = mkdtempSync(join(tmpdir(), 'usher-launch-'));
@@ -55,7 +56,7 @@ describe('launchDefaults', () => {
   });
 });
 
-describe('the running server process', { skip: linux ? false : 'needs /proc (Linux)' }, () => {
+describeUnless(linux ? false : 'needs /proc (Linux)', 'the running server process', () => {
   test('runs with the defaults, in the process that was started (same pid)', async () => {
     const server = await startServer({ DATABASE_URL: `sqlite:${join(dir, 'a.sqlite')}` });
     try {

@@ -135,7 +135,7 @@ async function seedMillion(url: string): Promise<void> {
 async function launch(
   kind: Server,
   url: string,
-): Promise<{ child: ChildProcess; base: string; startMs: number; idleMiB: number }> {
+): Promise<{ child: ChildProcess; base: string; startMs: number }> {
   const port = await freePort();
   const started = performance.now();
   const child = spawn(process.execPath, [kind === 'usher' ? SERVER_ENTRY : BASELINE_ENTRY], {
@@ -158,8 +158,7 @@ async function launch(
     try {
       await fetch(`${base}/api/users/1`);
       const startMs = performance.now() - started;
-      await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
-      return { child, base, startMs, idleMiB: procStat(child.pid!).rssMiB };
+      return { child, base, startMs };
     } catch {
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -297,10 +296,12 @@ async function benchStore(kind: StoreKind) {
       for (const server of order) {
         const fresh = await freshDatabaseUrl(kind);
         await seed(fresh.url);
-        const { child, base, startMs: ms, idleMiB: idle } = await launch(server, fresh.url);
+        const { child, base, startMs: ms } = await launch(server, fresh.url);
         running.set(server, { child, base, drop: fresh.drop });
         startMs[server].push(ms);
-        idleMiB[server].push(idle);
+        // Idle memory: read once the server has been left alone a moment after its first answer.
+        await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
+        idleMiB[server].push(procStat(child.pid!).rssMiB);
       }
       for (const name of Object.keys(SCENARIOS) as Array<keyof typeof SCENARIOS>) {
         for (const server of order) await load(running.get(server)!.base, name, 1); // warm-up

@@ -6,9 +6,11 @@
 // checked. Writes docs/benchmarks.md's results and a chart.
 // BENCH_SECONDS (default 5) and BENCH_ROUNDS (default 3) change the length. BENCH_QUICK=1 is a
 // check rather than a result: one round, no million-user phase, and the report is only printed.
+// BENCH_ONLY=<regex> (with BENCH_QUICK) measures only the scenarios whose names match, for an A/B
+// of one path: `BENCH_QUICK=1 BENCH_ONLY=signin npm run bench`.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +23,10 @@ import { freshDatabaseUrl, postgresAvailable, type StoreKind } from '../test/hel
 import { freePort, SERVER_ENTRY } from '../test/helpers/process.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
+const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : undefined;
+if (ONLY && !QUICK)
+  throw new Error('BENCH_ONLY goes with BENCH_QUICK=1: a partial run must not replace the results');
+const chosen = (scenario: string) => !ONLY || ONLY.test(scenario);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 const USERS = 1000;
@@ -36,6 +42,9 @@ interface Sample {
   p50: number;
   p99: number;
   cpuUsPerReq: number;
+  /** Of that, the event loop's (main thread) and the hashing pool's. */
+  loopUsPerReq: number;
+  poolUsPerReq: number;
   requests: number;
   errors: number;
 }
@@ -59,6 +68,27 @@ function procStat(pid: number): {
     anonMiB: mib('RssAnon'),
     fileMiB: mib('RssFile'),
   };
+}
+
+/**
+ * CPU seconds of a process's main thread (the event loop) and of its libuv pool threads (where
+ * argon2 runs), from each thread's own /proc entry: where a request's CPU goes, not just how much.
+ */
+function threadCpu(pid: number): { loop: number; pool: number } {
+  const cpu = (tid: string) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  };
+  let pool = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === 'libuv-worker') pool += cpu(tid);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return { loop: cpu(String(pid)), pool };
 }
 
 /** How long a server is left alone after its first answer before its idle RSS is read. */
@@ -254,14 +284,19 @@ async function run(base: string, scenario: Load, seconds: number, connections?: 
 
 async function measure(pid: number, work: () => Promise<Result>): Promise<Sample> {
   const before = procStat(pid);
+  const threadsBefore = threadCpu(pid);
   const r = await work();
   const after = procStat(pid);
+  const threadsAfter = threadCpu(pid);
   const requests = r.requests.total;
+  const perRequest = (seconds: number) => (seconds * 1e6) / Math.max(1, requests);
   return {
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
-    cpuUsPerReq: ((after.cpuSeconds - before.cpuSeconds) * 1e6) / Math.max(1, requests),
+    cpuUsPerReq: perRequest(after.cpuSeconds - before.cpuSeconds),
+    loopUsPerReq: perRequest(threadsAfter.loop - threadsBefore.loop),
+    poolUsPerReq: perRequest(threadsAfter.pool - threadsBefore.pool),
     requests,
     errors: r.errors + r.timeouts + r.non2xx,
   };
@@ -303,14 +338,14 @@ async function benchStore(kind: StoreKind) {
         await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
         idleMiB[server].push(procStat(child.pid!).rssMiB);
       }
-      for (const name of Object.keys(SCENARIOS) as Array<keyof typeof SCENARIOS>) {
+      for (const name of (Object.keys(SCENARIOS) as Array<keyof typeof SCENARIOS>).filter(chosen)) {
         for (const server of order) await load(running.get(server)!.base, name, 1); // warm-up
         for (const server of order) {
           const { child, base } = running.get(server)!;
           add(server, name, await measure(child.pid!, () => load(base, name, SECONDS)));
         }
       }
-      for (const server of order) {
+      for (const server of chosen('GET /api/users/{id} during a sign-in storm') ? order : []) {
         const { child, base } = running.get(server)!;
         const pid = child.pid!;
         // Reads while sign-ins saturate hashing: the reads' own latency and rate.
@@ -366,6 +401,8 @@ async function benchStore(kind: StoreKind) {
       p50: median(list.map((s) => s.p50)),
       p99: median(list.map((s) => s.p99)),
       cpu: median(list.map((s) => s.cpuUsPerReq)),
+      loop: median(list.map((s) => s.loopUsPerReq)),
+      pool: median(list.map((s) => s.poolUsPerReq)),
       errors: list.reduce((n, s) => n + s.errors, 0),
     };
   };
@@ -373,7 +410,7 @@ async function benchStore(kind: StoreKind) {
     ...Object.keys(SCENARIOS),
     'GET /api/users/{id} idle, 8 connections',
     'GET /api/users/{id} during a sign-in storm',
-  ];
+  ].filter((scenario) => samples.has(`usher|${scenario}`));
   return {
     kind,
     rows: scenarios.map((scenario) => ({
@@ -399,16 +436,17 @@ function table(result: StoreResult): string {
   const lines = [
     `### ${result.kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`,
     '',
-    '| scenario | baseline req/s | Usher req/s | ratio | baseline p50/p99 ms | Usher p50/p99 ms | baseline CPU µs/req | Usher CPU µs/req | CPU ratio (baseline/Usher) | Usher non-2xx+errors |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| scenario | baseline req/s | Usher req/s | ratio | baseline p50/p99 ms | Usher p50/p99 ms | baseline CPU µs/req | Usher CPU µs/req | CPU ratio (baseline/Usher) | event loop + hashing threads µs/req, baseline | the same, Usher | Usher non-2xx+errors |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const { scenario, baseline: b, usher: u } of result.rows) {
     lines.push(
-      `| ${scenario} | ${b.rps.toFixed(0)} | ${u.rps.toFixed(0)} | ${(u.rps / b.rps).toFixed(2)} | ${b.p50}/${b.p99} | ${u.p50}/${u.p99} | ${b.cpu.toFixed(0)} | ${u.cpu.toFixed(0)} | ${(b.cpu / u.cpu).toFixed(2)} | ${u.errors} |`,
+      `| ${scenario} | ${b.rps.toFixed(0)} | ${u.rps.toFixed(0)} | ${(u.rps / b.rps).toFixed(2)} | ${b.p50}/${b.p99} | ${u.p50}/${u.p99} | ${b.cpu.toFixed(0)} | ${u.cpu.toFixed(0)} | ${(b.cpu / u.cpu).toFixed(2)} | ${b.loop.toFixed(0)} + ${b.pool.toFixed(0)} | ${u.loop.toFixed(0)} + ${u.pool.toFixed(0)} | ${u.errors} |`,
     );
   }
-  const thousand = result.rows.find((r) => r.scenario === 'GET /api/users/{id}')!.usher;
-  const session = result.rows.find((r) => r.scenario === 'GET /api/session')!.usher;
+  const thousand = result.rows.find((r) => r.scenario === 'GET /api/users/{id}')?.usher;
+  const session = result.rows.find((r) => r.scenario === 'GET /api/session')?.usher;
+  if (!thousand || !session) return lines.join('\n'); // a BENCH_ONLY run
   lines.push(
     '',
     `GET /api/session against GET /api/users/{id}: CPU per request ratio ${(session.cpu / thousand.cpu).toFixed(2)} ` +
@@ -557,7 +595,7 @@ else console.error('PostgreSQL: skipped (TEST_DATABASE_URL is not set)');
 const report = [
   `<!-- generated by npm run bench${QUICK ? ' (BENCH_QUICK: no million-user phase)' : ''} on ${new Date().toISOString()}: ${ROUNDS} alternated rounds of ${SECONDS} s per scenario, medians -->`,
   ...results.map(table),
-  targets(results),
+  ONLY ? '' : targets(results),
 ].join('\n');
 console.log(report);
 // A quick run checks; only a full one replaces the published results.

@@ -60,7 +60,11 @@ export function openDatabase(url: string, options: Config['database']): Database
     sqlite
       ? sqlite.run
       : (sql, parameters) =>
-          closed ? undefined : pool!.query(sql, parameters as unknown[]).then((result) => result.rows),
+          closed
+            ? undefined
+            : pool!
+                .query<unknown[]>({ text: sql, values: parameters as unknown[], rowMode: 'array' })
+                .then((result) => result.rows),
   );
 
   return {

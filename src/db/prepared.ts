@@ -5,17 +5,26 @@
 // instead: on SQLite the cached node:sqlite statement, run synchronously when no transaction holds
 // the single connection; on PostgreSQL one query on the pool. Inside a transaction, and whenever
 // the shortcut declines, the query goes through Kysely as any other (docs/benchmarks.md).
+//
+// Rows come back as arrays of values in the select list's order, not as objects: both drivers
+// build a row object key by key (node:sqlite through V8's API, pg by spreading a template and
+// assigning each field), which showed in the profile of a lookup as map transitions and
+// megamorphic stores. The repository that compiled the query knows its column order.
 import type { CompiledQuery, Kysely } from 'kysely';
+import type { Awaitable } from '../shared/awaitable.ts';
 import type { Tables } from './schema.ts';
 
+/** A row as the values of the query's select list, in order. */
+export type Tuple = readonly unknown[];
+
 /**
- * Runs a compiled query's SQL directly, or returns undefined to let Kysely run it. Rows come back
- * as Kysely's own driver would return them.
+ * Runs a compiled query's SQL directly, or returns undefined to let Kysely run it. Values come
+ * back as Kysely's own driver would return them (bigints, Dates).
  */
 export type DirectRunner = (
   sql: string,
   parameters: readonly unknown[],
-) => readonly unknown[] | Promise<readonly unknown[]> | undefined;
+) => Awaitable<readonly Tuple[]> | undefined;
 
 const runners = new WeakMap<Kysely<Tables>, DirectRunner>();
 
@@ -25,16 +34,19 @@ export function setDirectRunner(db: Kysely<Tables>, runner: DirectRunner): void 
 }
 
 /**
- * The rows of `query` (compiled with placeholder values) run with `parameters`, on `db`: an array
- * at once on SQLite, a promise otherwise (callers await either). Not async, so the SQLite answer
- * costs no promise at all.
+ * The rows of `query` (compiled with placeholder values) run with `parameters`, on `db`, each as
+ * its select list's values in order: an array at once on SQLite, a promise otherwise (callers
+ * await either). Not async, so the SQLite answer costs no promise at all.
  */
-export function runPrepared<R>(
+export function runPrepared(
   db: Kysely<Tables>,
-  query: CompiledQuery<R>,
+  query: CompiledQuery<unknown>,
   parameters: readonly unknown[],
-): readonly R[] | Promise<readonly R[]> {
+): Awaitable<readonly Tuple[]> {
   const rows = runners.get(db)?.(query.sql, parameters);
-  if (rows !== undefined) return rows as readonly R[] | Promise<readonly R[]>;
-  return db.executeQuery<R>({ ...query, parameters }).then((result) => result.rows);
+  if (rows !== undefined) return rows;
+  // Kysely's rows are objects whose keys are in select-list order (no column name repeats).
+  return db
+    .executeQuery<object>({ ...query, parameters })
+    .then((result) => result.rows.map((row) => Object.values(row)));
 }

@@ -105,24 +105,38 @@ function toTime(value: unknown): Date {
   return new Date(text);
 }
 
+type Conversion = (value: unknown) => unknown;
+
 /**
  * What PostgreSQL would return for this statement's columns: timestamps stored as text become
  * Dates and 32-bit integer columns numbers (db/schema.ts names them), worked out once per
- * prepared statement from the columns' origin. Undefined when nothing needs converting.
+ * prepared statement from the columns' origin: each column's name, position and conversion.
  */
-function rowConverter(statement: StatementSync): ((rows: Row[]) => Row[]) | undefined {
-  const conversions: Array<[string, (value: unknown) => unknown]> = [];
-  for (const { column, name } of statement.columns()) {
-    if (column === null) continue;
-    if (TIMESTAMP_COLUMNS.has(column)) conversions.push([name, toTime]);
-    else if (INT4_COLUMNS.has(column)) conversions.push([name, Number]);
-  }
+function conversionsOf(
+  statement: StatementSync,
+): Array<{ name: string; index: number; convert: Conversion }> {
+  const conversions: Array<{ name: string; index: number; convert: Conversion }> = [];
+  statement.columns().forEach(({ column, name }, index) => {
+    if (column === null) return;
+    if (TIMESTAMP_COLUMNS.has(column)) conversions.push({ name, index, convert: toTime });
+    else if (INT4_COLUMNS.has(column)) conversions.push({ name, index, convert: Number });
+  });
+  return conversions;
+}
+
+/** Converts rows (objects by column name, or arrays by position) in place; undefined when nothing needs it. */
+function rowConverter<R extends Row | unknown[]>(
+  statement: StatementSync,
+  key: 'name' | 'index',
+): ((rows: R[]) => R[]) | undefined {
+  const conversions = conversionsOf(statement).map((c) => [c[key], c.convert] as const);
   if (conversions.length === 0) return undefined;
   return (rows) => {
     for (const row of rows) {
-      for (const [name, convert] of conversions) {
-        const value = row[name];
-        if (value !== null && value !== undefined) row[name] = convert(value);
+      for (const [at, convert] of conversions) {
+        const value = (row as Record<string | number, unknown>)[at];
+        if (value !== null && value !== undefined)
+          (row as Record<string | number, unknown>)[at] = convert(value);
       }
     }
     return rows;
@@ -133,7 +147,7 @@ function adapt(statement: StatementSync): SqliteStatement {
   // Ids are 64-bit: reading every integer as a bigint means none is ever rounded.
   statement.setReadBigInts(true);
   const reader = statement.columns().length > 0;
-  const convert = reader ? rowConverter(statement) : undefined;
+  const convert = reader ? rowConverter<Row>(statement, 'name') : undefined;
   const args = (parameters: ReadonlyArray<unknown>) => parameters as SQLInputValue[];
   return {
     reader,
@@ -145,8 +159,25 @@ function adapt(statement: StatementSync): SqliteStatement {
   };
 }
 
+/** A statement of the direct path (db/prepared.ts): its rows as arrays of values, converted alike. */
+function tuples(statement: StatementSync): (parameters: ReadonlyArray<unknown>) => unknown[][] {
+  statement.setReadBigInts(true);
+  statement.setReturnArrays(true);
+  const convert = rowConverter<unknown[]>(statement, 'index');
+  const args = (parameters: ReadonlyArray<unknown>) => parameters as SQLInputValue[];
+  return convert
+    ? (parameters) => convert(statement.all(...args(parameters)) as unknown as unknown[][])
+    : (parameters) => statement.all(...args(parameters)) as unknown as unknown[][];
+}
+
+/** Kysely's view of the connection, and the direct path's. */
+export interface SqliteConnection extends SqliteDatabase {
+  /** `sql` run with `parameters`, its rows as arrays of values (prepared once, kept). */
+  tuples(sql: string, parameters: ReadonlyArray<unknown>): unknown[][];
+}
+
 /** Opens (creating if needed) a SQLite file, or ':memory:', with durable, concurrent-safe settings. */
-export function openSqlite(path: string): SqliteDatabase {
+export function openSqlite(path: string): SqliteConnection {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(path, { timeout: 5000 });
   // WAL lets readers run beside a writer (several processes may share the file); FULL makes a
@@ -164,7 +195,19 @@ export function openSqlite(path: string): SqliteDatabase {
 
   // Preparing is a large share of a point lookup's cost; Kysely emits the same SQL text each time.
   const cache = new Map<string, SqliteStatement>();
+  // The direct path's few statements (a user by id, a session by token): a bounded handful.
+  const tupleCache = new Map<string, (parameters: ReadonlyArray<unknown>) => unknown[][]>();
   return {
+    tuples(sql, parameters) {
+      let run = tupleCache.get(sql);
+      if (run === undefined) {
+        run = tuples(db.prepare(sql));
+        if (tupleCache.size >= STATEMENT_CACHE_SIZE)
+          tupleCache.delete(tupleCache.keys().next().value as string);
+        tupleCache.set(sql, run);
+      }
+      return run(parameters);
+    },
     prepare(sql) {
       let statement = cache.get(sql);
       if (statement === undefined) {
@@ -176,6 +219,7 @@ export function openSqlite(path: string): SqliteDatabase {
     },
     close() {
       cache.clear();
+      tupleCache.clear();
       if (db.isOpen) db.close();
     },
   };
@@ -225,9 +269,9 @@ class LockingSqliteDriver extends SqliteDriver {
  */
 export function createSqliteDialect(path: string): {
   dialect: SqliteDialect;
-  run: (sql: string, parameters: ReadonlyArray<unknown>) => unknown[] | undefined;
+  run: (sql: string, parameters: ReadonlyArray<unknown>) => unknown[][] | undefined;
 } {
-  let connection: SqliteDatabase | undefined;
+  let connection: SqliteConnection | undefined;
   let driver: LockingSqliteDriver | undefined;
   const config = {
     database: async () => {
@@ -250,6 +294,6 @@ export function createSqliteDialect(path: string): {
   return {
     dialect,
     run: (sql, parameters) =>
-      connection && driver && !driver.held ? connection.prepare(sql).all(parameters) : undefined,
+      connection && driver && !driver.held ? connection.tuples(sql, parameters) : undefined,
   };
 }

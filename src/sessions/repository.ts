@@ -9,7 +9,7 @@ import { type Tables, timestamp, type UsersTable } from '../db/schema.ts';
  */
 export type SessionOwnerRow = Pick<
   Selectable<UsersTable>,
-  'id' | 'email' | 'name' | 'created_at' | 'updated_at' | 'email_verified_at'
+  'id' | 'email' | 'name' | 'created_at' | 'email_verified_at'
 >;
 
 export interface SessionRecord {
@@ -33,18 +33,18 @@ export interface Liveness {
   idleSince: Date;
 }
 
-interface FoundRow {
-  public_id: string;
-  user_id: bigint;
-  created_at: Date;
-  last_seen_at: Date;
-  expires_at: Date;
-  owner_email: string;
-  owner_name: string;
-  owner_created_at: Date;
-  owner_updated_at: Date;
-  owner_email_verified_at: Date | null;
-}
+/** The session query's select list in order, as the direct path (db/prepared.ts) returns it. */
+type FoundRow = readonly [
+  publicId: string,
+  userId: bigint,
+  createdAt: Date,
+  lastSeenAt: Date,
+  expiresAt: Date,
+  ownerEmail: string,
+  ownerName: string,
+  ownerCreatedAt: Date,
+  ownerEmailVerifiedAt: Date | null,
+];
 
 export interface NewSession {
   tokenHash: string;
@@ -57,7 +57,7 @@ export interface NewSession {
 
 export class SessionsRepository {
   readonly #db: Kysely<Tables>;
-  #byToken: CompiledQuery<FoundRow> | undefined;
+  #byToken: CompiledQuery<unknown> | undefined;
   constructor(db: Kysely<Tables>) {
     this.#db = db;
   }
@@ -93,27 +93,25 @@ export class SessionsRepository {
         'users.email as owner_email',
         'users.name as owner_name',
         'users.created_at as owner_created_at',
-        'users.updated_at as owner_updated_at',
         'users.email_verified_at as owner_email_verified_at',
       ])
       .where('sessions.token_hash', '=', '')
       .compile();
     const rows = await runPrepared(this.#db, this.#byToken, [tokenHash]);
-    const row = rows[0];
+    const row = rows[0] as FoundRow | undefined;
     return (
       row && {
-        id: row.public_id,
-        userId: row.user_id,
-        createdAt: row.created_at,
-        lastSeenAt: row.last_seen_at,
-        expiresAt: row.expires_at,
+        id: row[0],
+        userId: row[1],
+        createdAt: row[2],
+        lastSeenAt: row[3],
+        expiresAt: row[4],
         owner: {
-          id: row.user_id,
-          email: row.owner_email,
-          name: row.owner_name,
-          created_at: row.owner_created_at,
-          updated_at: row.owner_updated_at,
-          email_verified_at: row.owner_email_verified_at,
+          id: row[1],
+          email: row[5],
+          name: row[6],
+          created_at: row[7],
+          email_verified_at: row[8],
         },
       }
     );

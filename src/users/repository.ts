@@ -1,13 +1,13 @@
 import type { CompiledQuery, Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from '../db/errors.ts';
 import { paged } from '../db/paging.ts';
-import { runPrepared } from '../db/prepared.ts';
+import { runPrepared, type Tuple } from '../db/prepared.ts';
 import { type Tables, USER_COUNT_SPAN, type UsersTable } from '../db/schema.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import type { User, UserSortKey } from './user.ts';
 
-const USER_COLUMNS = ['id', 'email', 'name', 'created_at', 'updated_at', 'email_verified_at'] as const;
+const USER_COLUMNS = ['id', 'email', 'name', 'created_at', 'email_verified_at'] as const;
 
 type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>;
 
@@ -18,12 +18,19 @@ export function toUser(row: UserRow): User {
     email: row.email,
     name: row.name,
     createdAt: row.created_at,
-    updatedAt: row.updated_at,
     emailVerified: row.email_verified_at !== null,
   };
 }
 
-const firstUser = (rows: readonly UserRow[]): User | undefined => (rows[0] ? toUser(rows[0]) : undefined);
+/** USER_COLUMNS' values in order, as the direct path (db/prepared.ts) returns them. */
+type UserTuple = readonly [UserRow['id'], string, string, Date, Date | null];
+
+const firstUser = (rows: readonly Tuple[]): User | undefined => {
+  const row = rows[0] as UserTuple | undefined;
+  return (
+    row && { id: row[0], email: row[1], name: row[2], createdAt: row[3], emailVerified: row[4] !== null }
+  );
+};
 
 export class EmailTakenError extends Error {
   constructor() {

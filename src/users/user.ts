@@ -4,7 +4,6 @@ export interface User {
   readonly email: string;
   readonly name: string;
   readonly createdAt: Date;
-  readonly updatedAt: Date;
   /** The email was shown to reach its owner (a link from a mail to it was followed). */
   readonly emailVerified: boolean;
 }

@@ -1,6 +1,7 @@
 // Who is calling: a session token from `Authorization: Bearer …` or the session cookie.
 import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Awaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';
 import type { ActiveSession, SessionService } from './service.ts';
 
@@ -71,8 +72,11 @@ export class Authenticator {
     this.#allowedOrigins = new Set(allowedOrigins);
   }
 
-  /** The caller's session, or undefined when the request carries none that is valid. */
-  async session(request: FastifyRequest): Promise<ActiveSession | undefined> {
+  /**
+   * The caller's session, or undefined when the request carries none that is valid: a value when
+   * it is known at once (SessionService.resolve), a promise otherwise; a cross-site cookie throws.
+   */
+  session(request: FastifyRequest): Awaitable<ActiveSession | undefined> {
     const bearer = readBearer(request.headers.authorization);
     if (bearer) return this.#sessions.resolve(bearer);
     const header = request.headers.cookie;
@@ -87,12 +91,23 @@ export class Authenticator {
   /**
    * The onRequest check of every route whose config says `auth: 'session'`: 401 UNAUTHENTICATED
    * (or 403 for a cross-site cookie) before the body is even read, so anonymous callers learn
-   * nothing from validation errors.
+   * nothing from validation errors. Callback style: a session known at once goes on in this turn.
    */
-  readonly required = async (request: FastifyRequest): Promise<void> => {
-    const session = await this.session(request);
-    if (!session) throw unauthenticated();
-    request.usherSession = session;
+  readonly required = (request: FastifyRequest, done: (error?: Error) => void): void => {
+    let found: Awaitable<ActiveSession | undefined>;
+    try {
+      found = this.session(request);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    const settle = (session: ActiveSession | undefined) => {
+      if (!session) return done(unauthenticated());
+      request.usherSession = session;
+      done();
+    };
+    if (found instanceof Promise) found.then(settle, done);
+    else settle(found);
   };
 
   setCookie(request: FastifyRequest, reply: FastifyReply, token: string): void {

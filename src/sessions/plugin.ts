@@ -14,9 +14,7 @@ export const sessionPlugin = fp<{ guard: Authenticator }>(
     await app.register(cookie, { hook: false });
     app.decorateRequest('usherSession', null);
     // Callback style, and a route hook: it runs after every app-wide onRequest hook (CORS's too).
-    const required: onRequestHookHandler = (request, _reply, done) => {
-      guard.required(request).then(() => done(), done);
-    };
+    const required: onRequestHookHandler = (request, _reply, done) => guard.required(request, done);
     app.addHook('onRoute', (route) => {
       if (route.config?.auth !== 'session') return;
       route.onRequest = [...[route.onRequest ?? []].flat(), required];

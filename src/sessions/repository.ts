@@ -1,6 +1,7 @@
 import type { CompiledQuery, Kysely, Selectable } from 'kysely';
-import { runPrepared } from '../db/prepared.ts';
+import { runPrepared, type Tuple } from '../db/prepared.ts';
 import { type Tables, timestamp, type UsersTable } from '../db/schema.ts';
+import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 
 /**
  * The row of the user a session belongs to, read in the same query as the session: a signed-in
@@ -46,6 +47,27 @@ type FoundRow = readonly [
   ownerEmailVerifiedAt: Date | null,
 ];
 
+/** The session query's first row as a record, or undefined. */
+function sessionOfRows(rows: readonly Tuple[]): SessionRecord | undefined {
+  const row = rows[0] as FoundRow | undefined;
+  return (
+    row && {
+      id: row[0],
+      userId: row[1],
+      createdAt: row[2],
+      lastSeenAt: row[3],
+      expiresAt: row[4],
+      owner: {
+        id: row[1],
+        email: row[5],
+        name: row[6],
+        created_at: row[7],
+        email_verified_at: row[8],
+      },
+    }
+  );
+}
+
 export interface NewSession {
   tokenHash: string;
   publicId: string;
@@ -78,9 +100,9 @@ export class SessionsRepository {
       .execute();
   }
 
-  async find(tokenHash: string): Promise<SessionRecord | undefined> {
+  find(tokenHash: string): Awaitable<SessionRecord | undefined> {
     // Every authenticated request runs this: compiled once and run on the connection directly,
-    // like UsersRepository.findById.
+    // like UsersRepository.findById, and answered as a value when the rows are there at once.
     this.#byToken ??= this.#db
       .selectFrom('sessions')
       .innerJoin('users', 'users.id', 'sessions.user_id')
@@ -97,24 +119,7 @@ export class SessionsRepository {
       ])
       .where('sessions.token_hash', '=', '')
       .compile();
-    const rows = await runPrepared(this.#db, this.#byToken, [tokenHash]);
-    const row = rows[0] as FoundRow | undefined;
-    return (
-      row && {
-        id: row[0],
-        userId: row[1],
-        createdAt: row[2],
-        lastSeenAt: row[3],
-        expiresAt: row[4],
-        owner: {
-          id: row[1],
-          email: row[5],
-          name: row[6],
-          created_at: row[7],
-          email_verified_at: row[8],
-        },
-      }
-    );
+    return mapAwaitable(runPrepared(this.#db, this.#byToken, [tokenHash]), sessionOfRows);
   }
 
   async touch(tokenHash: string, at: Date): Promise<void> {

@@ -1,5 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
-import type { Liveness, SessionOwnerRow, SessionsRepository } from './repository.ts';
+import type { Awaitable } from '../shared/awaitable.ts';
+import type { Liveness, SessionOwnerRow, SessionRecord, SessionsRepository } from './repository.ts';
 
 export interface SessionPolicy {
   /** Lifetime from sign-in, whatever the activity. */
@@ -108,18 +109,26 @@ export class SessionService {
     return new Date(now.getTime() + this.#policy.absoluteTtlMs);
   }
 
-  async resolve(token: string): Promise<ActiveSession | undefined> {
+  /**
+   * The live session of a token, or undefined. A value rather than a promise when the lookup
+   * answered at once (SQLite) and the session needs no write, which is nearly every request: a
+   * signed-in page view then costs no promise (shared/awaitable.ts).
+   */
+  resolve(token: string): Awaitable<ActiveSession | undefined> {
     const tokenHash = hashToken(token);
-    const session = await this.#sessions.find(tokenHash);
+    const found = this.#sessions.find(tokenHash);
+    // then() takes the promise #judge may return in its stride: one promise, never a nested one.
+    return found instanceof Promise
+      ? found.then((session) => this.#judge(tokenHash, session))
+      : this.#judge(tokenHash, found);
+  }
+
+  #judge(tokenHash: string, session: SessionRecord | undefined): Awaitable<ActiveSession | undefined> {
     if (!session) return undefined;
     const now = this.#now();
-    if (session.expiresAt.getTime() <= now || session.lastSeenAt.getTime() + this.#policy.idleTtlMs <= now) {
-      await this.#sessions.delete(tokenHash);
-      return undefined;
-    }
-    if (now - session.lastSeenAt.getTime() >= Math.min(TOUCH_INTERVAL_MS, this.#policy.idleTtlMs / 10))
-      await this.#sessions.touch(tokenHash, new Date(now));
-    return {
+    if (session.expiresAt.getTime() <= now || session.lastSeenAt.getTime() + this.#policy.idleTtlMs <= now)
+      return this.#sessions.delete(tokenHash).then(() => undefined);
+    const active: ActiveSession = {
       userId: session.userId,
       tokenHash,
       id: session.id,
@@ -127,6 +136,9 @@ export class SessionService {
       expiresAt: session.expiresAt,
       owner: session.owner,
     };
+    if (now - session.lastSeenAt.getTime() >= Math.min(TOUCH_INTERVAL_MS, this.#policy.idleTtlMs / 10))
+      return this.#sessions.touch(tokenHash, new Date(now)).then(() => active);
+    return active;
   }
 
   end(tokenHash: string): Promise<void> {

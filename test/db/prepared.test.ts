@@ -1,0 +1,104 @@
+// The hot lookups' two paths (db/prepared.ts): straight to the connection, with rows as arrays, and
+// through Kysely (inside a transaction, or while a transaction holds SQLite's one connection),
+// whose row objects are turned into the same arrays. Both must give the same user and session,
+// value for value and type for type, and the direct one on SQLite must be there at once.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import type { Database } from '../../src/db/database.ts';
+import { SessionsRepository } from '../../src/sessions/repository.ts';
+import { UsersRepository } from '../../src/users/repository.ts';
+import { register, signIn, startApp, type TestApp } from '../helpers/app.ts';
+import { openTestDatabase } from '../helpers/db.ts';
+import { describeEachStore, type Store } from '../helpers/stores.ts';
+
+describeEachStore('Hot lookups: direct and through Kysely', (store: Store) => {
+  let t: TestApp;
+  let database: Database;
+  let user: Awaited<ReturnType<typeof register>>;
+  let tokenHash: string;
+  before(async () => {
+    t = await startApp(store, 'b');
+    database = openTestDatabase(store);
+    // As the server's start does: the direct path needs the connection Kysely opens on first use.
+    await database.migrate();
+    user = await register(t);
+    tokenHash = createHash('sha256')
+      .update(await signIn(t, user))
+      .digest('hex');
+  });
+  after(async () => {
+    await database.close();
+    await t.close();
+  });
+
+  test('a user by id: the same record on the direct path and inside a transaction', async () => {
+    const direct = new UsersRepository(database.db, { rowLocks: store.kind === 'postgres' }).findById(
+      user.id,
+    );
+    if (store.kind === 'sqlite') assert.equal(direct instanceof Promise, false, 'answered at once on SQLite');
+    const found = await direct;
+    assert.deepEqual(found, {
+      id: user.id,
+      email: user.email,
+      name: user.name,
+      createdAt: found?.createdAt,
+      emailVerified: false,
+    });
+    assert.ok(found?.createdAt instanceof Date);
+    assert.equal(found.createdAt.toISOString(), user.res.json().createdAt);
+    const inTransaction = await database.db
+      .transaction()
+      .execute(async (trx) =>
+        new UsersRepository(trx, { rowLocks: store.kind === 'postgres' }).findById(user.id),
+      );
+    assert.deepEqual(inTransaction, found);
+    assert.equal(
+      await new UsersRepository(database.db, { rowLocks: store.kind === 'postgres' }).findById(
+        user.id + 1000n,
+      ),
+      undefined,
+    );
+  });
+
+  test('a session by its token: the same record on the direct path and inside a transaction', async () => {
+    const direct = new SessionsRepository(database.db).find(tokenHash);
+    if (store.kind === 'sqlite') assert.equal(direct instanceof Promise, false, 'answered at once on SQLite');
+    const found = await direct;
+    assert.ok(found);
+    assert.equal(found.userId, user.id);
+    assert.match(found.id, /^[0-9a-f]{32}$/);
+    for (const time of [found.createdAt, found.lastSeenAt, found.expiresAt]) assert.ok(time instanceof Date);
+    assert.ok(found.expiresAt > found.createdAt);
+    assert.deepEqual(
+      { ...found.owner, created_at: found.owner.created_at.toISOString() },
+      {
+        id: user.id,
+        email: user.email,
+        name: user.name,
+        created_at: user.res.json().createdAt,
+        email_verified_at: null,
+      },
+    );
+    const inTransaction = await database.db
+      .transaction()
+      .execute(async (trx) => new SessionsRepository(trx).find(tokenHash));
+    assert.deepEqual(inTransaction, found);
+    assert.equal(await new SessionsRepository(database.db).find('0'.repeat(64)), undefined);
+  });
+
+  test('on SQLite, a lookup while a transaction holds the connection waits for it and gives the same record', {
+    skip: store.kind !== 'sqlite' && "PostgreSQL's pool has no single connection to hold",
+  }, async () => {
+    const users = new UsersRepository(database.db, { rowLocks: false });
+    const before = await users.findById(user.id);
+    let during: unknown;
+    await database.db.transaction().execute(async (trx) => {
+      await new UsersRepository(trx, { rowLocks: false }).findById(user.id);
+      const lookup = users.findById(user.id);
+      assert.equal(lookup instanceof Promise, true, 'the held connection sends the lookup through Kysely');
+      during = lookup;
+    });
+    assert.deepEqual(await during, before);
+  });
+});

@@ -216,7 +216,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
       },
       config: { auth: 'session', noStore: true },
     },
-    async (request) => {
+    // Not async: the session check has run, so the answer goes out in this turn (no promise).
+    (request) => {
       const session = currentSession(request);
       return { user: profile.user(auth.signedInUser(session)), session: sessionBody(session) };
     },

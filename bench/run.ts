@@ -19,6 +19,7 @@ import { sql } from 'kysely';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { PasswordHasher } from '../src/passwords/hasher.ts';
+import { POOL_THREAD_NAME } from '../src/shared/threadpool.ts';
 import { freshDatabaseUrl, postgresAvailable, type StoreKind } from '../test/helpers/databases.ts';
 import { freePort, SERVER_ENTRY } from '../test/helpers/process.ts';
 
@@ -49,6 +50,13 @@ interface Sample {
   errors: number;
 }
 
+/** utime + stime, in seconds, of a process (`/proc/<pid>/stat`) or one of its threads (`/proc/<pid>/task/<tid>/stat`). */
+function cpuSeconds(statPath: string): number {
+  const stat = readFileSync(statPath, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
 function procStat(pid: number): {
   cpuSeconds: number;
   hwmMiB: number;
@@ -56,13 +64,10 @@ function procStat(pid: number): {
   anonMiB: number;
   fileMiB: number;
 } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const mib = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
   return {
-    cpuSeconds: ticks / CLK_TCK,
+    cpuSeconds: cpuSeconds(`/proc/${pid}/stat`),
     hwmMiB: mib('VmHWM'),
     rssMiB: mib('VmRSS'),
     anonMiB: mib('RssAnon'),
@@ -75,15 +80,11 @@ function procStat(pid: number): {
  * argon2 runs), from each thread's own /proc entry: where a request's CPU goes, not just how much.
  */
 function threadCpu(pid: number): { loop: number; pool: number } {
-  const cpu = (tid: string) => {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-  };
+  const cpu = (tid: string) => cpuSeconds(`/proc/${pid}/task/${tid}/stat`);
   let pool = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === 'libuv-worker') pool += cpu(tid);
+      if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === POOL_THREAD_NAME) pool += cpu(tid);
     } catch {
       // the thread ended between the listing and the read
     }

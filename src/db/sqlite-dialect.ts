@@ -176,6 +176,23 @@ export interface SqliteConnection extends SqliteDatabase {
   tuples(sql: string, parameters: ReadonlyArray<unknown>): unknown[][];
 }
 
+/** `make` of each SQL text's prepared statement, kept for the next use; the oldest go past STATEMENT_CACHE_SIZE. */
+function preparedOnce<S>(db: DatabaseSync, make: (statement: StatementSync) => S) {
+  const cache = new Map<string, S>();
+  return {
+    get(sql: string): S {
+      let statement = cache.get(sql);
+      if (statement === undefined) {
+        statement = make(db.prepare(sql));
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        cache.set(sql, statement);
+      }
+      return statement;
+    },
+    clear: () => cache.clear(),
+  };
+}
+
 /** Opens (creating if needed) a SQLite file, or ':memory:', with durable, concurrent-safe settings. */
 export function openSqlite(path: string): SqliteConnection {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -194,32 +211,15 @@ export function openSqlite(path: string): SqliteConnection {
   if (path !== ':memory:' && fileSize(path) > MMAP_FROM_BYTES) db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`);
 
   // Preparing is a large share of a point lookup's cost; Kysely emits the same SQL text each time.
-  const cache = new Map<string, SqliteStatement>();
-  // The direct path's few statements (a user by id, a session by token): a bounded handful.
-  const tupleCache = new Map<string, (parameters: ReadonlyArray<unknown>) => unknown[][]>();
+  // Kysely's statements (rows as objects) and the direct path's (rows as arrays) are kept apart.
+  const statements = preparedOnce(db, adapt);
+  const tupleStatements = preparedOnce(db, tuples);
   return {
-    tuples(sql, parameters) {
-      let run = tupleCache.get(sql);
-      if (run === undefined) {
-        run = tuples(db.prepare(sql));
-        if (tupleCache.size >= STATEMENT_CACHE_SIZE)
-          tupleCache.delete(tupleCache.keys().next().value as string);
-        tupleCache.set(sql, run);
-      }
-      return run(parameters);
-    },
-    prepare(sql) {
-      let statement = cache.get(sql);
-      if (statement === undefined) {
-        statement = adapt(db.prepare(sql));
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-        cache.set(sql, statement);
-      }
-      return statement;
-    },
+    tuples: (sql, parameters) => tupleStatements.get(sql)(parameters),
+    prepare: (sql) => statements.get(sql),
     close() {
-      cache.clear();
-      tupleCache.clear();
+      statements.clear();
+      tupleStatements.clear();
       if (db.isOpen) db.close();
     },
   };

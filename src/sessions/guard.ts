@@ -1,6 +1,6 @@
 // Who is calling: a session token from `Authorization: Bearer …` or the session cookie.
 import { fastifyCookie } from '@fastify/cookie';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Awaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';
 import type { ActiveSession, SessionService } from './service.ts';
@@ -93,7 +93,7 @@ export class Authenticator {
    * (or 403 for a cross-site cookie) before the body is even read, so anonymous callers learn
    * nothing from validation errors. Callback style: a session known at once goes on in this turn.
    */
-  readonly required = (request: FastifyRequest, done: (error?: Error) => void): void => {
+  readonly required: onRequestHookHandler = (request, _reply, done) => {
     let found: Awaitable<ActiveSession | undefined>;
     try {
       found = this.session(request);

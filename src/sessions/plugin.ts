@@ -1,5 +1,4 @@
 import cookie from '@fastify/cookie';
-import type { onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Authenticator } from './guard.ts';
 
@@ -13,11 +12,10 @@ export const sessionPlugin = fp<{ guard: Authenticator }>(
     // No parsing hook: it would parse every request's Cookie header, which most routes never read.
     await app.register(cookie, { hook: false });
     app.decorateRequest('usherSession', null);
-    // Callback style, and a route hook: it runs after every app-wide onRequest hook (CORS's too).
-    const required: onRequestHookHandler = (request, _reply, done) => guard.required(request, done);
+    // A route hook: it runs after every app-wide onRequest hook (CORS's too).
     app.addHook('onRoute', (route) => {
       if (route.config?.auth !== 'session') return;
-      route.onRequest = [...[route.onRequest ?? []].flat(), required];
+      route.onRequest = [...[route.onRequest ?? []].flat(), guard.required];
     });
   },
   { name: 'usher-session', dependencies: ['usher-errors'] },

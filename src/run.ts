@@ -53,15 +53,13 @@ async function serve(config: Config): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   // A worker's primary may disconnect it (primary shutting down): treat it as a SIGTERM.
   if (cluster.isWorker) cluster.worker?.on('disconnect', () => shutdown('disconnect'));
-  await app.listen({ host: config.host, port: config.port });
   await lowerThreadpoolPriority(config.threadpool.nice);
   // Node writes the compile cache at exit; a process that is killed instead would never save it.
   flushCompileCache();
-  setTimeout(collectStartupGarbage, STARTUP_GC_DELAY_MS).unref();
+  // Before the first request, not after: see collectStartupGarbage.
+  collectStartupGarbage();
+  await app.listen({ host: config.host, port: config.port });
 }
-
-/** How long after listening; the collection pauses the event loop once, for tens of milliseconds. */
-const STARTUP_GC_DELAY_MS = 1000;
 
 /**
  * Starting leaves garbage behind (module sources read, schemas compiled, migrations run) that V8
@@ -70,14 +68,25 @@ const STARTUP_GC_DELAY_MS = 1000;
  * shrinks the heap, as the reducer's does, returns it to the system (about 15 MiB of idle RSS,
  * docs/benchmarks.md). V8 hands its `gc` only to contexts created while the flag is set, so it is
  * set just long enough to take `gc` from a new context, and no module ever sees a global `gc`.
+ *
+ * A collection that reduces memory also drops every object layout (V8's maps) that no live object
+ * has, and the optimised code and inline caches that were built for those layouts: code that meets
+ * the new layouts afterwards can end up on V8's generic, slowest paths for good. So it runs before
+ * the server listens, when no request's code has run yet (a second after listening, as it first
+ * did, it cost every later request about a third more instructions: decision 137), and with one
+ * `process.nextTick` pending: Node's own `nextTick`, hot during start and on every request, then
+ * still has a live tick object, so the layout of its tick objects survives.
  */
 function collectStartupGarbage(): void {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as (options: object) => void;
   setFlagsFromString('--no-expose-gc');
+  process.nextTick(keepTickLayout);
   // The last-resort flavour is the one that compacts and shrinks (the plain major one does not).
   gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 }
+
+function keepTickLayout(): void {}
 
 /**
  * The primary of WORKERS=N: migrates once, forks N workers that share the port, replaces a worker

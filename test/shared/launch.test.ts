@@ -5,7 +5,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { launchDefaults, MALLOC_ARENA_MAX_DEFAULT, SEMI_SPACE_MIB_DEFAULT } from '../../src/config.ts';
+import {
+  launchDefaults,
+  MALLOC_ARENA_MAX_DEFAULT,
+  MEMORY_REDUCER_FLAG,
+  SEMI_SPACE_MIB_DEFAULT,
+} from '../../src/config.ts';
 import { startServer } from '../helpers/process.ts';
 import { describeUnless } from '../helpers/skip.ts';
 
@@ -28,7 +33,7 @@ function processOf(pid: number): { env: Map<string, string>; argv: string[] } {
 }
 
 describe('launchDefaults', () => {
-  test('adds the malloc arena limit, the compile cache and the young-generation size when none is set', () => {
+  test('adds the malloc arena limit, the compile cache, the young-generation size and the idle collections when none is set', () => {
     const launch = launchDefaults({ PATH: '/bin', PORT: '1' }, ['--enable-source-maps'], '/tmp');
     assert.deepEqual(launch, {
       env: {
@@ -37,22 +42,42 @@ describe('launchDefaults', () => {
         MALLOC_ARENA_MAX: MALLOC_ARENA_MAX_DEFAULT,
         NODE_COMPILE_CACHE: '/tmp/node-compile-cache',
       },
-      execArgv: [SEMI_SPACE_FLAG, '--enable-source-maps'],
+      execArgv: [SEMI_SPACE_FLAG, MEMORY_REDUCER_FLAG, '--enable-source-maps'],
     });
   });
 
   test("the operator's values win, and with all of them set there is nothing to start again", () => {
     const all = { MALLOC_ARENA_MAX: '8', NODE_COMPILE_CACHE: '/var/cache/usher' };
-    assert.equal(launchDefaults(all, ['--max-semi-space-size=16'], '/tmp'), undefined);
-    assert.equal(launchDefaults({ ...all, NODE_OPTIONS: '--max_semi_space_size=1' }, [], '/tmp'), undefined);
+    assert.equal(launchDefaults(all, ['--max-semi-space-size=16', '--memory-reducer'], '/tmp'), undefined);
     assert.equal(
-      launchDefaults({ MALLOC_ARENA_MAX: '8', NODE_DISABLE_COMPILE_CACHE: '1' }, [SEMI_SPACE_FLAG], '/tmp'),
+      launchDefaults(
+        { ...all, NODE_OPTIONS: '--max_semi_space_size=1' },
+        ['--no-memory_reducer_favors_memory'],
+        '/tmp',
+      ),
+      undefined,
+    );
+    assert.equal(
+      launchDefaults(
+        { MALLOC_ARENA_MAX: '8', NODE_DISABLE_COMPILE_CACHE: '1' },
+        [SEMI_SPACE_FLAG, '--no-memory-reducer'],
+        '/tmp',
+      ),
       undefined,
     );
     assert.deepEqual(launchDefaults({ MALLOC_ARENA_MAX: '8' }, [], '/tmp')?.env, {
       MALLOC_ARENA_MAX: '8',
       NODE_COMPILE_CACHE: '/tmp/node-compile-cache',
     });
+    // One of the flags set: only the other is added.
+    assert.deepEqual(launchDefaults(all, ['--max-semi-space-size=16'], '/tmp')?.execArgv, [
+      MEMORY_REDUCER_FLAG,
+      '--max-semi-space-size=16',
+    ]);
+    assert.deepEqual(launchDefaults(all, ['--memory-reducer-favors-memory'], '/tmp')?.execArgv, [
+      SEMI_SPACE_FLAG,
+      '--memory-reducer-favors-memory',
+    ]);
   });
 });
 
@@ -64,6 +89,7 @@ describeUnless(linux ? false : 'needs /proc (Linux)', 'the running server proces
       assert.equal(env.get('MALLOC_ARENA_MAX'), MALLOC_ARENA_MAX_DEFAULT);
       assert.ok(env.get('NODE_COMPILE_CACHE'));
       assert.ok(argv.includes(SEMI_SPACE_FLAG), argv.join(' '));
+      assert.ok(argv.includes(MEMORY_REDUCER_FLAG), argv.join(' '));
     } finally {
       assert.equal(await server.stop(), 0);
     }

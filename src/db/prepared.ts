@@ -6,10 +6,12 @@
 // the single connection; on PostgreSQL one query on the pool. Inside a transaction, and whenever
 // the shortcut declines, the query goes through Kysely as any other (docs/benchmarks.md).
 //
-// Rows come back as arrays of values in the select list's order, not as objects: both drivers
-// build a row object key by key (node:sqlite through V8's API, pg by spreading a template and
-// assigning each field), which showed in the profile of a lookup as map transitions and
-// megamorphic stores. The repository that compiled the query knows its column order.
+// Rows come back as arrays of values in the select list's order, not as objects: node:sqlite
+// builds a row object key by key through V8's API, which showed in the profile of a lookup as map
+// transitions and megamorphic stores, and returns arrays instead when asked. pg's arrays (rowMode
+// 'array') need a query config object, which pg copies through Object.defineProperties, dearer
+// than taking the values of the row object it builds (decision 138). The repository that compiled
+// the query knows its column order.
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Awaitable } from '../shared/awaitable.ts';
 import type { Tables } from './schema.ts';

@@ -13,6 +13,7 @@ import {
   type SqliteStatement,
 } from 'kysely';
 import { INT4_COLUMNS, TIMESTAMP_COLUMNS } from './schema.ts';
+import { timeFromIso } from './stored-time.ts';
 
 const STATEMENT_CACHE_SIZE = 200;
 /** Up to this much of the database file is read through a memory map... */
@@ -30,81 +31,6 @@ function fileSize(path: string): number {
 
 type Row = Record<string, unknown>;
 
-/**
- * A time read from SQLite, where Usher writes timestamps as toISOString()'s text: it gives that
- * text back rather than formatting the time again, and is built from the text's digits rather than
- * by Date's general parser. Both were a measurable share of a user lookup (docs/benchmarks.md).
- */
-class StoredTime extends Date {
-  readonly #text: string;
-  constructor(ms: number, text: string) {
-    super(ms);
-    this.#text = text;
-  }
-  override toISOString(): string {
-    return this.#text;
-  }
-}
-
-/** The decimal digit at `at`, or NaN. */
-function digit(text: string, at: number): number {
-  const d = text.charCodeAt(at) - 48;
-  return d >= 0 && d <= 9 ? d : Number.NaN;
-}
-
-/** Two decimal digits at `at`, or NaN. */
-function digits2(text: string, at: number): number {
-  return digit(text, at) * 10 + digit(text, at + 1);
-}
-
-/** Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's days_from_civil). */
-function daysSinceEpoch(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yearOfEra = y - era * 400;
-  const dayOfYear = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
-  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
-  return era * 146_097 + dayOfEra - 719_468;
-}
-
-/** A Date for `text`: a StoredTime when it is in toISOString()'s form (2026-11-23T16:00:00.000Z). */
-function toTime(value: unknown): Date {
-  const text = value as string;
-  if (
-    text.length === 24 &&
-    text[4] === '-' &&
-    text[7] === '-' &&
-    text[10] === 'T' &&
-    text[13] === ':' &&
-    text[16] === ':' &&
-    text[19] === '.' &&
-    text[23] === 'Z'
-  ) {
-    const year = digits2(text, 0) * 100 + digits2(text, 2);
-    const month = digits2(text, 5);
-    const day = digits2(text, 8);
-    const ms =
-      daysSinceEpoch(year, month, day) * 86_400_000 +
-      digits2(text, 11) * 3_600_000 +
-      digits2(text, 14) * 60_000 +
-      digits2(text, 17) * 1000 +
-      digits2(text, 20) * 10 +
-      digit(text, 22);
-    const time = new StoredTime(ms, text);
-    // Digits out of range (February 30th, 25 o'clock) would have rolled over: such text, and any
-    // text whose digits are not digits (NaN), gets Date's own reading.
-    if (
-      time.getUTCDate() === day &&
-      time.getUTCMonth() === month - 1 &&
-      digits2(text, 11) < 24 &&
-      digits2(text, 14) < 60 &&
-      digits2(text, 17) < 60
-    )
-      return time;
-  }
-  return new Date(text);
-}
-
 type Conversion = (value: unknown) => unknown;
 
 /**
@@ -118,7 +44,7 @@ function conversionsOf(
   const conversions: Array<{ name: string; index: number; convert: Conversion }> = [];
   statement.columns().forEach(({ column, name }, index) => {
     if (column === null) return;
-    if (TIMESTAMP_COLUMNS.has(column)) conversions.push({ name, index, convert: toTime });
+    if (TIMESTAMP_COLUMNS.has(column)) conversions.push({ name, index, convert: timeFromIso as Conversion });
     else if (INT4_COLUMNS.has(column)) conversions.push({ name, index, convert: Number });
   });
   return conversions;

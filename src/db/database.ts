@@ -3,7 +3,7 @@ import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import type { Config } from '../config.ts';
 import { createMigrations } from './migrations/index.ts';
-import { setDirectRunner } from './prepared.ts';
+import { setDirectRunner, tuplesOf } from './prepared.ts';
 import type { Tables } from './schema.ts';
 import { createSqliteDialect } from './sqlite-dialect.ts';
 import { timeFromPostgres } from './stored-time.ts';
@@ -71,9 +71,7 @@ export function openDatabase(url: string, options: Config['database']): Database
             : // The text form, not a config object with rowMode 'array': pg copies a config
               // object property by property (Object.defineProperties), which cost more than
               // reading the row object's values (decision 138).
-              pool!
-                .query(sql, parameters as unknown[])
-                .then((result) => result.rows.map((row) => Object.values(row))),
+              pool!.query(sql, parameters as unknown[]).then((result) => tuplesOf(result.rows)),
   );
 
   return {

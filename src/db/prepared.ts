@@ -47,8 +47,13 @@ export function runPrepared(
 ): Awaitable<readonly Tuple[]> {
   const rows = runners.get(db)?.(query.sql, parameters);
   if (rows !== undefined) return rows;
-  // Kysely's rows are objects whose keys are in select-list order (no column name repeats).
-  return db
-    .executeQuery<object>({ ...query, parameters })
-    .then((result) => result.rows.map((row) => Object.values(row)));
+  return db.executeQuery<object>({ ...query, parameters }).then((result) => tuplesOf(result.rows));
+}
+
+/**
+ * Row objects (Kysely's, pg's) as tuples: their keys are in select-list order, and the hot
+ * queries name no column twice, so no value is lost to a repeated key.
+ */
+export function tuplesOf(rows: readonly object[]): Tuple[] {
+  return rows.map((row) => Object.values(row));
 }

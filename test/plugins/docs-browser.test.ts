@@ -45,8 +45,13 @@ async function tryItOut(
   const block = operation(page, method, path);
   if (!(await block.evaluate((node) => node.classList.contains('is-open'))))
     await block.locator('.opblock-summary').first().click();
-  const tryOut = block.getByRole('button', { name: 'Try it out' });
-  if (await tryOut.isVisible()) await tryOut.click();
+  // The expanded body renders after the click: wait for its toggle ("Try it out" or "Cancel")
+  // rather than asking once whether "Try it out" is visible, which may be asked too early and
+  // leave the operation without its editable body.
+  const toggle = block.locator('.try-out__btn').first();
+  await toggle.waitFor();
+  if (!(await toggle.evaluate((node) => node.classList.contains('cancel')))) await toggle.click();
+  await block.locator('.try-out__btn.cancel').waitFor();
   const row = block.locator('.live-responses-table .response');
   if (await row.count()) {
     await block.getByRole('button', { name: 'Clear' }).click();

@@ -3,6 +3,7 @@
 
 import type { Kysely } from 'kysely';
 import { AuthService } from './auth/service.ts';
+import { SigninRepository } from './auth/signin-repository.ts';
 import { SigninThrottle } from './auth/throttle.ts';
 import { SigninAttemptsRepository } from './auth/throttle-repository.ts';
 import { CatalogRepository } from './catalog/repository.ts';
@@ -51,7 +52,8 @@ const FINISHED_MAIL_KEPT_MS = 7 * 24 * 3600 * 1000;
 
 /** `now`: the clock sessions, the throttle, tokens and mail read; tests pass one they can move. */
 export function createServices(config: Config, database: Database, now: Clock = Date.now): Services {
-  const rowLocks = database.dialect === 'postgres';
+  const postgres = database.dialect === 'postgres';
+  const rowLocks = postgres;
   const repositories = (db: Kysely<Tables>) => ({
     users: new UsersRepository(db, { rowLocks }),
     sessions: new SessionsRepository(db),
@@ -60,6 +62,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
     requests: new ResetRequestsRepository(db),
     mfa: new MfaRepository(db),
     attempts: new SigninAttemptsRepository(db),
+    signins: new SigninRepository(db, { postgres }),
   });
   const repos = repositories(database.db);
   const transaction = inTransaction(database.db, repositories);
@@ -119,6 +122,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
     users: new UsersService(repos.users, hasher, transaction, accountMail, mail, throttle),
     auth: new AuthService(
       repos.users,
+      repos.signins,
       hasher,
       throttle,
       sessions,

@@ -1,13 +1,12 @@
 import type { InTransaction } from '../db/transactions.ts';
 import type { MfaRepositories, SecondFactorCheck, TotpService } from '../mfa/service.ts';
 import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
-import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession, SessionService, StartedSession } from '../sessions/service.ts';
 import { toUser, type UsersRepository } from '../users/repository.ts';
 import { EMAIL_MAX } from '../users/rules.ts';
 import { emailKey, type User } from '../users/user.ts';
+import type { SigninRepository } from './signin-repository.ts';
 import type { Attempt, SigninThrottle } from './throttle.ts';
-import type { SigninAttemptsRepository } from './throttle-repository.ts';
 
 /** How a sign-in proved itself (the metric's label); passkeys will add theirs. */
 export type SigninMethod = 'password' | 'totp' | 'recovery_code';
@@ -42,11 +41,10 @@ function impossibleCredentials(email: string, key: string, password: string): bo
   );
 }
 
-/** A sign-in's session is written with its check of the user's hash and the throttle's forgiveness, together. */
+/** A sign-in that spends a second-factor code writes its session in the transaction that spends it. */
 export interface SigninRepositories extends MfaRepositories {
   users: UsersRepository;
-  sessions: SessionsRepository;
-  attempts: SigninAttemptsRepository;
+  signins: SigninRepository;
 }
 
 /** The second factor as sign-in uses it (mfa/service.ts's TotpService). */
@@ -56,6 +54,7 @@ type CodeMatch = Extract<SecondFactorCheck, { kind: 'totp' | 'recovery_code' }>;
 
 export class AuthService {
   readonly #users: UsersRepository;
+  readonly #signins: SigninRepository;
   readonly #hasher: PasswordHasher;
   readonly #throttle: SigninThrottle;
   readonly #sessions: SessionService;
@@ -65,6 +64,7 @@ export class AuthService {
 
   constructor(
     users: UsersRepository,
+    signins: SigninRepository,
     hasher: PasswordHasher,
     throttle: SigninThrottle,
     sessions: SessionService,
@@ -75,6 +75,7 @@ export class AuthService {
     this.#secondFactor = secondFactor;
     this.#requireVerifiedEmail = options.requireVerifiedEmail;
     this.#users = users;
+    this.#signins = signins;
     this.#hasher = hasher;
     this.#throttle = throttle;
     this.#sessions = sessions;
@@ -116,7 +117,7 @@ export class AuthService {
     attempt: Attempt,
     userAgent: string | undefined,
   ): Promise<SigninOutcome> {
-    const found = key === '' ? undefined : await this.#users.findCredentials(key);
+    const found = key === '' ? undefined : await this.#signins.findSigner(key);
     const verified = found
       ? await this.#hasher.verify(password, found.passwordHash)
       : await this.#hasher.verifyDummy(password);
@@ -126,10 +127,11 @@ export class AuthService {
       return { ok: false, reason: 'unverified', userId: found.user.id };
     }
     // The second factor is only looked at once the password is right, so a wrong password is
-    // answered exactly as for any account and never tells that TOTP is on.
+    // answered exactly as for any account and never tells that TOTP is on (the factor was read
+    // with the hash, for any account, so the read's timing tells nothing either).
     let match: CodeMatch | undefined;
     if (found && verified) {
-      const factor = await this.#secondFactor.check(found.user.id, code);
+      const factor = this.#secondFactor.check(found.user.id, found.totp, code);
       if (factor.kind === 'missing') {
         // Not a guess: the first step of a two-step sign-in. Neither counted nor forgiven (a
         // success would clear the account's failed codes).
@@ -163,26 +165,29 @@ export class AuthService {
   }
 
   /**
-   * The session, created only if `passwordHash` is still the user's, in the same transaction as
-   * that check (which share-locks the row on PostgreSQL): a password change either committed
-   * first, and no session starts, or waits and then ends this one. A second-factor code is spent
-   * in the same transaction, so a code is used up exactly when it grants a session; the attempt's
-   * success is recorded in it too, which also spares a commit (on SQLite, a disk flush that holds
-   * up every other request) per sign-in.
+   * The session, created only if `passwordHash` is still the user's, in the same statement or
+   * transaction as that check (which share-locks the row on PostgreSQL): a password change
+   * either committed first, and no session starts, or waits and then ends this one. The
+   * attempt's success is recorded with it, which also spares a commit (on SQLite, a disk flush
+   * that holds up every other request) per sign-in. A second-factor code is spent in the same
+   * transaction, so a code is used up exactly when it grants a session.
    */
-  #startIfHash(
+  async #startIfHash(
     user: User,
     passwordHash: string,
     userAgent: string | undefined,
     match: CodeMatch | undefined,
     attempt: Attempt,
   ): Promise<StartedSession | 'code-spent' | undefined> {
+    const { row, started } = this.#sessions.issue(user.id, userAgent);
+    const grant = { session: row, passwordHash, forgive: attempt.forgiveness };
+    if (!match) return (await this.#signins.grantSession(grant)) ? started : undefined;
     return this.#transaction(async (repos) => {
+      // The row is locked before the code is spent, so a code is never spent for a hash that
+      // changed meanwhile.
       if (!(await repos.users.hasPasswordHash(user.id, passwordHash))) return undefined;
-      if (match && !(await this.#secondFactor.use(repos, user, match))) return 'code-spent';
-      const started = await this.#sessions.start(user.id, { repository: repos.sessions, userAgent });
-      await attempt.succeeded(repos.attempts);
-      return started;
+      if (!(await this.#secondFactor.use(repos, user, match))) return 'code-spent';
+      return (await repos.signins.grantSession(grant)) ? started : undefined;
     });
   }
 

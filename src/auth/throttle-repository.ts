@@ -1,4 +1,5 @@
 import type { Expression, Kysely, SqlBool } from 'kysely';
+import { runPrepared, type SlottedQuery, slotted } from '../db/prepared.ts';
 import type { Tables } from '../db/schema.ts';
 
 /** What one reservation sees: its scopes' attempts in the window (its own included), and those in flight. */
@@ -11,24 +12,95 @@ export interface AttemptCounts {
   addressInFlight: number;
 }
 
+/** For each count of AttemptCounts, the number it must stay below. */
+export type AttemptLimits = AttemptCounts;
+
+/** The count columns, by AttemptCounts' names; the counting query selects them in this order. */
+const COUNT_COLUMNS = {
+  pair: 'pair',
+  account: 'account',
+  accountInFlight: 'account_in_flight',
+  address: 'address',
+  addressInFlight: 'address_in_flight',
+} as const satisfies Record<keyof AttemptCounts, string>;
+const COUNTS = Object.keys(COUNT_COLUMNS) as (keyof AttemptCounts)[];
+
+/** One attempt's scopes and times: its account and address, now, and where its window starts. */
+export interface AttemptAt {
+  accountDigest: string;
+  address: string;
+  now: number;
+  since: number;
+}
+
+const AT_SLOTS = ['accountDigest', 'address', 'now', 'since'] as const;
+type AtSlot = (typeof AT_SLOTS)[number];
+const ROOM_SLOTS = {
+  pair: 'roomPair',
+  account: 'roomAccount',
+  accountInFlight: 'roomAccountInFlight',
+  address: 'roomAddress',
+  addressInFlight: 'roomAddressInFlight',
+} as const satisfies Record<keyof AttemptCounts, string>;
+const RESERVE_SLOTS = [...AT_SLOTS, 'pendingUntil', ...Object.values(ROOM_SLOTS)] as const;
+type ReserveSlot = (typeof RESERVE_SLOTS)[number];
+
+/** An attempt's values for its slots: times as the bigint columns hold them. */
+const slotValues = ({ accountDigest, address, now, since }: AttemptAt): Record<AtSlot, unknown> => ({
+  accountDigest,
+  address,
+  now: BigInt(now),
+  since: BigInt(since),
+});
+
 export type AttemptScope = { accountDigest: string; address?: string } | { address: string };
 
 const asNumber = (value: unknown) => Number(value ?? 0);
 
 export class SigninAttemptsRepository {
   readonly #db: Kysely<Tables>;
+  // Every sign-in runs these two: built once, named (db/prepared.ts).
+  #reserve: SlottedQuery<ReserveSlot> | undefined;
+  #counts: SlottedQuery<AtSlot> | undefined;
   constructor(db: Kysely<Tables>) {
     this.#db = db;
   }
 
-  /** Records an attempt in flight until `pendingUntil`; resolves its id. */
-  async reserve(accountDigest: string, address: string, at: number, pendingUntil: number): Promise<bigint> {
-    const row = await this.#db
-      .insertInto('signin_attempts')
-      .values({ account_digest: accountDigest, address, at, pending_until: pendingUntil })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return row.id;
+  /**
+   * Records an attempt in flight until `pendingUntil` (resolving its id), in the same statement
+   * that counts its scopes' attempts since `since`: only when every count is below its limit in
+   * `room`. Undefined when one is not: the refusal wrote nothing. That count runs before the
+   * insert and cannot see attempts committing alongside it, so an id only means the attempt may
+   * go on to `counts`, which decides.
+   */
+  async reserve(at: AttemptAt, pendingUntil: number, room: AttemptLimits): Promise<bigint | undefined> {
+    this.#reserve ??= slotted(RESERVE_SLOTS, (s) =>
+      this.#db
+        .insertInto('signin_attempts')
+        .columns(['account_digest', 'address', 'at', 'pending_until'])
+        .expression((eb) =>
+          eb
+            .selectFrom(this.#counting(s).as('counted'))
+            .select([
+              eb.val(s.accountDigest).as('account_digest'),
+              eb.val(s.address).as('address'),
+              eb.val(s.now).as('at'),
+              eb.val(s.pendingUntil).as('pending_until'),
+            ])
+            .where((w) =>
+              w.and(
+                COUNTS.map((count) =>
+                  w(w.fn.coalesce(`counted.${COUNT_COLUMNS[count]}`, w.lit(0)), '<', s[ROOM_SLOTS[count]]),
+                ),
+              ),
+            ),
+        )
+        .returning('id'),
+    );
+    const values = { ...slotValues(at), pendingUntil: BigInt(pendingUntil) } as Record<ReserveSlot, unknown>;
+    for (const count of COUNTS) values[ROOM_SLOTS[count]] = room[count];
+    const rows = await runPrepared(this.#db, this.#reserve.query, this.#reserve.parameters(values));
+    return rows[0]?.[0] as bigint | undefined;
   }
 
   /**
@@ -37,37 +109,45 @@ export class SigninAttemptsRepository {
    * instance or many. The rows it reads are bounded by the limits themselves, since an attempt
    * that is refused removes its reservation.
    */
-  async counts(accountDigest: string, address: string, since: number, now: number): Promise<AttemptCounts> {
-    const row = await this.#db
+  async counts(at: AttemptAt): Promise<AttemptCounts> {
+    this.#counts ??= slotted(AT_SLOTS, (s) => this.#counting(s));
+    const rows = await runPrepared(this.#db, this.#counts.query, this.#counts.parameters(slotValues(at)));
+    const row = rows[0];
+    const counts = {} as AttemptCounts;
+    // In COUNTS' order, which is the select list's.
+    COUNTS.forEach((count, i) => {
+      counts[count] = asNumber(row?.[i]);
+    });
+    return counts;
+  }
+
+  /** Every count of AttemptCounts in one row, in COUNTS' order (sums: null when no row matched). */
+  #counting(s: Readonly<Record<AtSlot, never>>) {
+    return this.#db
       .selectFrom('signin_attempts')
       .select((eb) => {
-        const count = (condition: Expression<SqlBool>) =>
-          eb.fn.sum<number | string | bigint>(eb.case().when(condition).then(1).else(0).end());
-        const ofAccount = eb('account_digest', '=', accountDigest);
-        const ofAddress = eb('address', '=', address);
-        const inFlight = eb('pending_until', '>', BigInt(now));
-        return [
-          count(eb.and([ofAccount, ofAddress])).as('pair'),
-          count(eb.and([ofAccount])).as('account'),
-          count(eb.and([ofAccount, inFlight])).as('account_in_flight'),
-          count(eb.and([ofAddress])).as('address'),
-          count(eb.and([ofAddress, inFlight])).as('address_in_flight'),
-        ];
+        const ofAccount = eb('account_digest', '=', s.accountDigest);
+        const ofAddress = eb('address', '=', s.address);
+        const inFlight = eb('pending_until', '>', s.now);
+        const conditions: Record<keyof AttemptCounts, Expression<SqlBool>> = {
+          pair: eb.and([ofAccount, ofAddress]),
+          account: ofAccount,
+          accountInFlight: eb.and([ofAccount, inFlight]),
+          address: ofAddress,
+          addressInFlight: eb.and([ofAddress, inFlight]),
+        };
+        return COUNTS.map((count) =>
+          eb.fn
+            .sum<number | string | bigint>(eb.case().when(conditions[count]).then(1).else(0).end())
+            .as(COUNT_COLUMNS[count]),
+        );
       })
       .where((eb) =>
         eb.and([
-          eb.or([eb('account_digest', '=', accountDigest), eb('address', '=', address)]),
-          eb('at', '>', BigInt(since)),
+          eb.or([eb('account_digest', '=', s.accountDigest), eb('address', '=', s.address)]),
+          eb('at', '>', s.since),
         ]),
-      )
-      .executeTakeFirst();
-    return {
-      pair: asNumber(row?.pair),
-      account: asNumber(row?.account),
-      accountInFlight: asNumber(row?.account_in_flight),
-      address: asNumber(row?.address),
-      addressInFlight: asNumber(row?.address_in_flight),
-    };
+      );
   }
 
   /**

@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { AttemptCounts, AttemptScope, SigninAttemptsRepository } from './throttle-repository.ts';
+import type {
+  AttemptCounts,
+  AttemptLimits,
+  AttemptScope,
+  SigninAttemptsRepository,
+} from './throttle-repository.ts';
 
 interface LimitsHit {
   over: Array<{ scope: AttemptScope; limit: number }>;
@@ -23,13 +28,15 @@ export interface ThrottlePolicy {
 export interface Attempt {
   /** Wrong credentials: it stays counted. */
   failed(): Promise<void>;
-  /**
-   * Right credentials: that account's count from that address starts again. With `attempts`, a
-   * transaction's repository, the forgiveness commits with the rest of that transaction.
-   */
-  succeeded(attempts?: SigninAttemptsRepository): Promise<void>;
+  /** Right credentials: that account's count from that address starts again. */
+  succeeded(): Promise<void>;
   /** Never judged (the server was too busy to hash): it is not counted. */
   abandoned(): Promise<void>;
+  /**
+   * The attempts `succeeded` clears. A success that writes a session clears them in the same
+   * statement or transaction instead (SigninRepository.grantSession), in place of `succeeded`.
+   */
+  readonly forgiveness: { accountDigest: string; address: string };
 }
 
 export type ThrottleVerdict =
@@ -58,30 +65,37 @@ export class SigninThrottle {
   readonly #attempts: SigninAttemptsRepository;
   readonly #policy: ThrottlePolicy;
   readonly #now: () => number;
+  /** What each count must stay below for one more attempt to go ahead. */
+  readonly #room: AttemptLimits;
 
   constructor(attempts: SigninAttemptsRepository, policy: ThrottlePolicy, now: () => number = Date.now) {
     this.#attempts = attempts;
     this.#policy = policy;
     this.#now = now;
+    this.#room = {
+      pair: policy.perAccountAddress,
+      account: policy.perAccount,
+      address: policy.perAddress,
+      accountInFlight: policy.concurrentPerAccount,
+      addressInFlight: policy.concurrentPerAddress,
+    };
   }
 
   async begin(accountKey: string, address: string): Promise<ThrottleVerdict> {
     const now = this.#now();
     const since = now - this.#policy.windowMs;
     const digest = accountDigest(accountKey);
-    // A read first: when the limits are reached already (someone hammering), the refusal costs
-    // no write. Only the count after the reservation below decides that an attempt may go ahead.
-    const before = this.#limitsHit(
-      await this.#attempts.counts(digest, address, since, now),
-      digest,
-      address,
-      0,
-    );
-    if (before) return this.#refusal(before, since, now);
-
-    const id = await this.#attempts.reserve(digest, address, now, now + IN_FLIGHT_LEASE_MS);
+    const at = { accountDigest: digest, address, now, since };
+    // The reservation is made only when the counts before it are within the limits, in one
+    // statement: when they are reached already (someone hammering), the refusal costs no write.
+    const id = await this.#attempts.reserve(at, now + IN_FLIGHT_LEASE_MS, this.#room);
+    if (id === undefined) {
+      // Which limits, for Retry-After; they may have eased since, and the refusal stands.
+      const hit = this.#limitsHit(await this.#attempts.counts(at), digest, address, 0);
+      return this.#refusal(hit ?? { over: [] }, since, now);
+    }
     // Each count now includes this attempt: it may go ahead when it is within every limit.
-    const hit = this.#limitsHit(await this.#attempts.counts(digest, address, since, now), digest, address, 1);
+    const hit = this.#limitsHit(await this.#attempts.counts(at), digest, address, 1);
     if (!hit) return { allowed: true, attempt: this.#attempt(id, digest, address) };
     // Refused attempts are not counted: waiting out the window must be enough.
     await this.#attempts.remove(id);
@@ -93,22 +107,14 @@ export class SigninThrottle {
    * when it may go ahead.
    */
   #limitsHit(counts: AttemptCounts, digest: string, address: string, self: 0 | 1): LimitsHit | undefined {
-    const policy = this.#policy;
-    const reached = (count: number, limit: number) => count - self >= limit;
+    const room = this.#room;
+    const reached = (count: keyof AttemptLimits) => counts[count] - self >= room[count];
     const over = [
-      reached(counts.pair, policy.perAccountAddress) && {
-        scope: { accountDigest: digest, address },
-        limit: policy.perAccountAddress,
-      },
-      reached(counts.account, policy.perAccount) && {
-        scope: { accountDigest: digest },
-        limit: policy.perAccount,
-      },
-      reached(counts.address, policy.perAddress) && { scope: { address }, limit: policy.perAddress },
+      reached('pair') && { scope: { accountDigest: digest, address }, limit: room.pair },
+      reached('account') && { scope: { accountDigest: digest }, limit: room.account },
+      reached('address') && { scope: { address }, limit: room.address },
     ].filter((x) => x !== false);
-    const busy =
-      reached(counts.accountInFlight, policy.concurrentPerAccount) ||
-      reached(counts.addressInFlight, policy.concurrentPerAddress);
+    const busy = reached('accountInFlight') || reached('addressInFlight');
     return over.length > 0 || busy ? { over } : undefined;
   }
 
@@ -125,8 +131,9 @@ export class SigninThrottle {
   #attempt(id: bigint, digest: string, address: string): Attempt {
     return {
       failed: () => this.#attempts.settle(id),
-      succeeded: (attempts = this.#attempts) => attempts.clear(digest, address),
+      succeeded: () => this.#attempts.clear(digest, address),
       abandoned: () => this.#attempts.remove(id),
+      forgiveness: { accountDigest: digest, address },
     };
   }
 

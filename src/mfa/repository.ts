@@ -8,6 +8,23 @@ export interface TotpFactor {
   lastStep: bigint | null;
 }
 
+/** A totp_factors row's columns, as read. */
+export interface TotpFactorRow {
+  user_id: bigint;
+  secret_sealed: string;
+  confirmed_at: Date | null;
+  last_step: bigint | number | string | null;
+}
+
+export function toTotpFactor(row: TotpFactorRow): TotpFactor {
+  return {
+    userId: row.user_id,
+    sealedSecret: row.secret_sealed,
+    confirmed: row.confirmed_at !== null,
+    lastStep: row.last_step === null ? null : BigInt(row.last_step),
+  };
+}
+
 export class MfaRepository {
   readonly #db: Kysely<Tables>;
   constructor(db: Kysely<Tables>) {
@@ -20,14 +37,7 @@ export class MfaRepository {
       .select(['user_id', 'secret_sealed', 'confirmed_at', 'last_step'])
       .where('user_id', '=', userId)
       .executeTakeFirst();
-    return row
-      ? {
-          userId: row.user_id,
-          sealedSecret: row.secret_sealed,
-          confirmed: row.confirmed_at !== null,
-          lastStep: row.last_step === null ? null : BigInt(row.last_step),
-        }
-      : undefined;
+    return row && toTotpFactor(row);
   }
 
   /** A new pending set-up, replacing a pending one; never one in force. False when one is in force. */

@@ -13,7 +13,7 @@ import { invalid } from '../shared/text.ts';
 import { confirmPresentPassword, type PasswordAttempts } from '../users/reauth.ts';
 import { toUser, type UsersRepository } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
-import type { MfaRepository } from './repository.ts';
+import type { MfaRepository, TotpFactor } from './repository.ts';
 import { SecretBox } from './sealing.ts';
 
 const ISSUER = 'Usher';
@@ -161,11 +161,11 @@ export class TotpService {
   }
 
   /**
-   * Sign-in, after the password verified: what the code is worth for this account. Only reads;
-   * `use` spends the code in the transaction that starts the session.
+   * Sign-in, after the password verified: what the code is worth for this account, whose factor
+   * (`factor`, undefined without one) was read with its credentials. Reads nothing; `use` spends
+   * the code in the transaction that starts the session.
    */
-  async check(userId: bigint, code: string | undefined): Promise<SecondFactorCheck> {
-    const factor = await this.#d.mfa.find(userId);
+  check(userId: bigint, factor: TotpFactor | undefined, code: string | undefined): SecondFactorCheck {
     if (!factor?.confirmed) return { kind: 'none' };
     if (code === undefined || code.trim() === '') return { kind: 'missing' };
     if (code.length > CODE_INPUT_MAX) return { kind: 'wrong' };

@@ -1,6 +1,6 @@
-import type { CompiledQuery, Kysely, Selectable } from 'kysely';
+import type { CompiledQuery, Insertable, Kysely, Selectable } from 'kysely';
 import { runPrepared, type Tuple } from '../db/prepared.ts';
-import { type Tables, timestamp, type UsersTable } from '../db/schema.ts';
+import { type SessionsTable, type Tables, timestamp, type UsersTable } from '../db/schema.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 
 /**
@@ -77,6 +77,19 @@ export interface NewSession {
   userAgent: string | null;
 }
 
+/** A new session's row, as every insert of one writes it. */
+export function sessionRow({ tokenHash, publicId, userId, now, expiresAt, userAgent }: NewSession) {
+  return {
+    token_hash: tokenHash,
+    public_id: publicId,
+    user_id: userId,
+    user_agent: userAgent,
+    created_at: now.toISOString(),
+    last_seen_at: now.toISOString(),
+    expires_at: expiresAt.toISOString(),
+  } satisfies Insertable<SessionsTable>;
+}
+
 export class SessionsRepository {
   readonly #db: Kysely<Tables>;
   #byToken: CompiledQuery<unknown> | undefined;
@@ -85,19 +98,7 @@ export class SessionsRepository {
   }
 
   async insert(session: NewSession): Promise<void> {
-    const { tokenHash, publicId, userId, now, expiresAt, userAgent } = session;
-    await this.#db
-      .insertInto('sessions')
-      .values({
-        token_hash: tokenHash,
-        public_id: publicId,
-        user_id: userId,
-        user_agent: userAgent,
-        created_at: now.toISOString(),
-        last_seen_at: now.toISOString(),
-        expires_at: expiresAt.toISOString(),
-      })
-      .execute();
+    await this.#db.insertInto('sessions').values(sessionRow(session)).execute();
   }
 
   find(tokenHash: string): Awaitable<SessionRecord | undefined> {

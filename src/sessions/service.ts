@@ -1,6 +1,12 @@
 import { hash, randomBytes } from 'node:crypto';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
-import type { Liveness, SessionOwnerRow, SessionRecord, SessionsRepository } from './repository.ts';
+import type {
+  Liveness,
+  NewSession,
+  SessionOwnerRow,
+  SessionRecord,
+  SessionsRepository,
+} from './repository.ts';
 
 export interface SessionPolicy {
   /** Lifetime from sign-in, whatever the activity. */
@@ -91,18 +97,30 @@ export class SessionService {
    * transaction, pass its sessions repository so the session commits (or not) with the rest.
    */
   async start(userId: bigint, options: StartOptions = {}): Promise<StartedSession> {
+    const { row, started } = this.issue(userId, options.userAgent);
+    await (options.repository ?? this.#sessions).insert(row);
+    return started;
+  }
+
+  /**
+   * A new session, not yet stored: the row to insert and what its owner is given once it is.
+   * For a caller whose own statement stores it with other writes (a sign-in's, auth/).
+   */
+  issue(userId: bigint, userAgent: string | undefined): { row: NewSession; started: StartedSession } {
     const token = newToken();
     const now = new Date(this.#now());
     const session = { id: randomBytes(16).toString('hex'), createdAt: now, expiresAt: this.#expiry(now) };
-    await (options.repository ?? this.#sessions).insert({
-      tokenHash: hashToken(token),
-      publicId: session.id,
-      userId,
-      now,
-      expiresAt: session.expiresAt,
-      userAgent: options.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
-    });
-    return { token, session };
+    return {
+      row: {
+        tokenHash: hashToken(token),
+        publicId: session.id,
+        userId,
+        now,
+        expiresAt: session.expiresAt,
+        userAgent: userAgent?.slice(0, USER_AGENT_MAX) ?? null,
+      },
+      started: { token, session },
+    };
   }
 
   #expiry(now: Date): Date {

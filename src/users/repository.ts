@@ -7,7 +7,8 @@ import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import type { User, UserSortKey } from './user.ts';
 
-const USER_COLUMNS = ['id', 'email', 'name', 'created_at', 'email_verified_at'] as const;
+/** A user's columns, in the order userOfTuple reads them. */
+export const USER_COLUMNS = ['id', 'email', 'name', 'created_at', 'email_verified_at'] as const;
 
 type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>;
 
@@ -26,12 +27,19 @@ export function toUser(row: UserRow): User {
 type Columns<C extends readonly (keyof UserRow)[]> = { readonly [K in keyof C]: UserRow[C[K]] };
 type UserTuple = Columns<typeof USER_COLUMNS>;
 
+/**
+ * A user from USER_COLUMNS' values at the start of a tuple (a query may select more after them):
+ * toUser's fields straight from the array, since through a row object first read 0.3 µs more per
+ * lookup.
+ */
+export function userOfTuple(tuple: Tuple): User {
+  const row = tuple as UserTuple;
+  return { id: row[0], email: row[1], name: row[2], createdAt: row[3], emailVerified: row[4] !== null };
+}
+
 const firstUser = (rows: readonly Tuple[]): User | undefined => {
-  const row = rows[0] as UserTuple | undefined;
-  // toUser's fields, straight from the array: through a row object first read 0.3 µs more per lookup.
-  return (
-    row && { id: row[0], email: row[1], name: row[2], createdAt: row[3], emailVerified: row[4] !== null }
-  );
+  const row = rows[0];
+  return row && userOfTuple(row);
 };
 
 export class EmailTakenError extends Error {

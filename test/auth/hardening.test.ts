@@ -46,6 +46,36 @@ describeEachStore('Sign-in throttling', (store) => {
     assert.equal((await from(b, '10.0.0.2', { email: u.email, password: u.password })).statusCode, 200);
   });
 
+  test('ISSUE 11: once the limit is reached, refused sign-ins write nothing: the next attempt stored takes the very next id', async () => {
+    const { openTestDatabase } = await import('../helpers/db.ts');
+    const database = openTestDatabase(store);
+    const lastId = async () =>
+      BigInt(
+        (
+          await database.db
+            .selectFrom('signin_attempts')
+            .select('id')
+            .orderBy('id', 'desc')
+            .executeTakeFirst()
+        )?.id ?? 0n,
+      );
+    try {
+      const u = await register(b);
+      for (let i = 0; i < throttle.perAccountAddress; i++)
+        assert.equal((await from(b, '10.0.7.1', { email: u.email, password: WRONG })).statusCode, 401);
+      const counted = await lastId();
+      for (let i = 0; i < 5; i++)
+        assert.equal((await from(b, '10.0.7.1', { email: u.email, password: WRONG })).statusCode, 429);
+      assert.equal(await lastId(), counted, 'no refused attempt is stored');
+      // Ids are never reused (an identity on PostgreSQL, AUTOINCREMENT on SQLite): a refusal that
+      // inserted its row and deleted it again would show as a gap here.
+      assert.equal((await from(b, '10.0.7.2', { email: u.email, password: WRONG })).statusCode, 401);
+      assert.equal(await lastId(), counted + 1n);
+    } finally {
+      await database.close();
+    }
+  });
+
   test("CONTRACT: the 429 body is in the profile's shape (A: exactly {error})", async () => {
     const u = await register(a);
     for (let i = 0; i < throttle.perAccountAddress; i++)

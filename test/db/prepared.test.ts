@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { SigninRepository } from '../../src/auth/signin-repository.ts';
 import type { Database } from '../../src/db/database.ts';
+import { runPrepared, slotted } from '../../src/db/prepared.ts';
 import { SessionsRepository } from '../../src/sessions/repository.ts';
 import { UsersRepository } from '../../src/users/repository.ts';
 import { register, signIn, startApp, type TestApp } from '../helpers/app.ts';
@@ -100,5 +102,53 @@ describeEachStore('Hot lookups: direct and through Kysely', (store: Store) => {
       during = lookup;
     });
     assert.deepEqual(await during, before);
+  });
+
+  test('a slotted query: each value goes where its slot is, whatever order Kysely compiles them in, constants stay', async () => {
+    const query = slotted(['name', 'id'], (s) =>
+      database.db
+        .selectFrom('users')
+        .select(['id', 'name'])
+        // The slots appear in the SQL in the other order than listed, one of them twice, and a
+        // constant between them.
+        .where('id', '=', s.id)
+        .where('email', '!=', 'nobody@example.invalid')
+        .where((eb) => eb.or([eb('name', '=', s.name), eb('id', '=', s.id)])),
+    );
+    assert.match(query.query.name, /^usher_[A-Za-z0-9_-]{24}$/);
+    assert.deepEqual(query.parameters({ name: 'N', id: 7n }), [7n, 'nobody@example.invalid', 'N', 7n]);
+    // Run twice: on PostgreSQL the second run uses the statement the connection kept.
+    for (let run = 0; run < 2; run++) {
+      const rows = await runPrepared(
+        database.db,
+        query.query,
+        query.parameters({ name: user.name, id: user.id }),
+      );
+      assert.deepEqual(rows, [[user.id, user.name]]);
+    }
+    const none = await runPrepared(
+      database.db,
+      query.query,
+      query.parameters({ name: 'x', id: user.id + 1000n }),
+    );
+    assert.deepEqual(none, []);
+  });
+
+  test("a sign-in's signer by email: the same on the direct path and inside a transaction", async () => {
+    const options = { postgres: store.kind === 'postgres' };
+    const found = await new SigninRepository(database.db, options).findSigner(user.email.toLowerCase());
+    assert.ok(found);
+    assert.equal(found.user.id, user.id);
+    assert.equal(found.user.createdAt.toISOString(), user.res.json().createdAt);
+    assert.match(found.passwordHash, /^\$argon2id\$/);
+    assert.equal(found.totp, undefined, 'no TOTP factor');
+    const inTransaction = await database.db
+      .transaction()
+      .execute(async (trx) => new SigninRepository(trx, options).findSigner(user.email.toLowerCase()));
+    assert.deepEqual(inTransaction, found);
+    assert.equal(
+      await new SigninRepository(database.db, options).findSigner('nobody@example.invalid'),
+      undefined,
+    );
   });
 });

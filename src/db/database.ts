@@ -3,6 +3,7 @@ import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import type { Config } from '../config.ts';
 import { createMigrations } from './migrations/index.ts';
+import { namedStatementRunner } from './pg-statement.ts';
 import { setDirectRunner, tuplesOf } from './prepared.ts';
 import type { Tables } from './schema.ts';
 import { createSqliteDialect } from './sqlite-dialect.ts';
@@ -29,6 +30,14 @@ function sqlitePath(url: string): string {
 const pgTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date;
 const readTimestamptz = (text: string): Date => timeFromPostgres(text, pgTimestamptz);
 
+// int8 (ids, counts) as a bigint, as node:sqlite reads it, instead of pg's default string;
+// timestamptz read from its digits and kept with its ISO text (db/stored-time.ts).
+function typeParser(oid: number, format?: 'text' | 'binary'): (text: string) => unknown {
+  if (oid === pg.types.builtins.INT8) return BigInt;
+  if (oid === pg.types.builtins.TIMESTAMPTZ && format !== 'binary') return readTimestamptz;
+  return pg.types.getTypeParser(oid, format);
+}
+
 function createPostgresPool(url: string, options: Config['database']): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
@@ -36,15 +45,7 @@ function createPostgresPool(url: string, options: Config['database']): pg.Pool {
     connectionTimeoutMillis: options.connectTimeoutMs,
     idleTimeoutMillis: 30_000,
     statement_timeout: options.statementTimeoutMs,
-    // int8 (ids, counts) as a bigint, as node:sqlite reads it, instead of pg's default string;
-    // timestamptz read from its digits and kept with its ISO text (db/stored-time.ts).
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
-        if (oid === pg.types.builtins.INT8) return BigInt;
-        if (oid === pg.types.builtins.TIMESTAMPTZ && format !== 'binary') return readTimestamptz;
-        return pg.types.getTypeParser(oid, format);
-      }) as typeof pg.types.getTypeParser,
-    },
+    types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
   });
   // An idle client whose server went away emits 'error'; unhandled, that would kill the process.
   // The pool drops the client, and the next checkout reconnects.
@@ -61,6 +62,7 @@ export function openDatabase(url: string, options: Config['database']): Database
   const sqlite = pool ? undefined : createSqliteDialect(sqlitePath(url));
   const db = new Kysely<Tables>({ dialect: sqlite?.dialect ?? new PostgresDialect({ pool: pool! }) });
   let closed = false;
+  const named = pool && namedStatementRunner(pool, typeParser);
   setDirectRunner(
     db,
     sqlite
@@ -68,14 +70,12 @@ export function openDatabase(url: string, options: Config['database']): Database
       : (sql, parameters, name) =>
           closed
             ? undefined
-            : // The text form, not a config object with rowMode 'array': pg copies a config
-              // object property by property (Object.defineProperties), which cost more than
-              // reading the row object's values (decision 138). A named statement needs the
-              // config object, and saves the server far more than that (decision 139).
-              (name
-                ? pool!.query({ name, text: sql, values: parameters as unknown[] })
-                : pool!.query(sql, parameters as unknown[])
-              ).then((result) => tuplesOf(result.rows)),
+            : name
+              ? named!(name, sql, parameters)
+              : // The text form, not a config object with rowMode 'array': pg copies a config
+                // object property by property (Object.defineProperties), which cost more than
+                // reading the row object's values (decision 138).
+                pool!.query(sql, parameters as unknown[]).then((result) => tuplesOf(result.rows)),
   );
 
   return {

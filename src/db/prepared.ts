@@ -61,6 +61,16 @@ export function tuplesOf(rows: readonly object[]): Tuple[] {
   return rows.map((row) => Object.values(row));
 }
 
+/**
+ * A compiled query with a name derived from its SQL: on PostgreSQL it is parsed and planned once
+ * per connection, and its columns described once per process (db/pg-statement.ts), rather than on
+ * every run.
+ */
+export function named(compiled: CompiledQuery<unknown>): CompiledQuery<unknown> & { readonly name: string } {
+  const name = `usher_${createHash('sha256').update(compiled.sql).digest('base64url').slice(0, 24)}`;
+  return { ...compiled, name };
+}
+
 const SLOT = Symbol('slot');
 /** Where a value goes in a query built once: Kysely takes it for a value and makes it a parameter. */
 type Slot = { readonly [SLOT]: string };
@@ -91,9 +101,8 @@ export function slotted<K extends string>(
       return { slot: (parameter as Slot)[SLOT] as K };
     return { constant: parameter };
   });
-  const name = `usher_${createHash('sha256').update(compiled.sql).digest('base64url').slice(0, 24)}`;
   return {
-    query: { ...compiled, name },
+    query: named(compiled),
     parameters: (values) => order.map((p) => ('slot' in p ? values[p.slot!] : p.constant)),
   };
 }

@@ -1,5 +1,5 @@
 import type { CompiledQuery, Insertable, Kysely, Selectable } from 'kysely';
-import { runPrepared, type Tuple } from '../db/prepared.ts';
+import { named, runPrepared, type Tuple } from '../db/prepared.ts';
 import { type SessionsTable, type Tables, timestamp, type UsersTable } from '../db/schema.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 
@@ -104,22 +104,24 @@ export class SessionsRepository {
   find(tokenHash: string): Awaitable<SessionRecord | undefined> {
     // Every authenticated request runs this: compiled once and run on the connection directly,
     // like UsersRepository.findById, and answered as a value when the rows are there at once.
-    this.#byToken ??= this.#db
-      .selectFrom('sessions')
-      .innerJoin('users', 'users.id', 'sessions.user_id')
-      .select([
-        'sessions.public_id',
-        'sessions.user_id',
-        'sessions.created_at',
-        'sessions.last_seen_at',
-        'sessions.expires_at',
-        'users.email as owner_email',
-        'users.name as owner_name',
-        'users.created_at as owner_created_at',
-        'users.email_verified_at as owner_email_verified_at',
-      ])
-      .where('sessions.token_hash', '=', '')
-      .compile();
+    this.#byToken ??= named(
+      this.#db
+        .selectFrom('sessions')
+        .innerJoin('users', 'users.id', 'sessions.user_id')
+        .select([
+          'sessions.public_id',
+          'sessions.user_id',
+          'sessions.created_at',
+          'sessions.last_seen_at',
+          'sessions.expires_at',
+          'users.email as owner_email',
+          'users.name as owner_name',
+          'users.created_at as owner_created_at',
+          'users.email_verified_at as owner_email_verified_at',
+        ])
+        .where('sessions.token_hash', '=', '')
+        .compile(),
+    );
     return mapAwaitable(runPrepared(this.#db, this.#byToken, [tokenHash]), sessionOfRows);
   }
 

@@ -1,7 +1,7 @@
 import type { CompiledQuery, Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from '../db/errors.ts';
 import { paged } from '../db/paging.ts';
-import { runPrepared, type Tuple } from '../db/prepared.ts';
+import { named, runPrepared, type Tuple } from '../db/prepared.ts';
 import { type Tables, USER_COUNT_SPAN, type UsersTable } from '../db/schema.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import type { PageRequest } from '../shared/paging.ts';
@@ -93,7 +93,7 @@ export class UsersRepository {
   findById(id: bigint): Awaitable<User | undefined> {
     // The hottest query: compiled once, then run with each id on the connection directly
     // (db/prepared.ts), instead of rebuilding and recompiling the same SQL on every lookup.
-    this.#byId ??= this.#db.selectFrom('users').select(USER_COLUMNS).where('id', '=', 0n).compile();
+    this.#byId ??= named(this.#db.selectFrom('users').select(USER_COLUMNS).where('id', '=', 0n).compile());
     return mapAwaitable(runPrepared(this.#db, this.#byId, [id]), firstUser);
   }
 

@@ -1,0 +1,202 @@
+// The hot reads' named statements on PostgreSQL, run on a pooled client without pg's Query and
+// Result. pg's own path does, for every run of even a named statement: a Describe, so that the
+// server sends the columns' names and types again (a RowDescription, parsed into an object per
+// column); an empty row object built from those names in dictionary mode and spread into a new
+// object for each row; the type parsers looked up column by column; a Query (an EventEmitter) and
+// a Result; and, through pool.query, an 'error' listener added and removed and two promises. A
+// profile of the user lookup under load put about 5 µs of the event loop's time per request
+// there (docs/benchmarks.md, round 6). Here a statement is parsed and described once per
+// connection, on its first run there, and every later run on that connection is Bind, Execute and
+// Sync: values come back as text in select-list order and are parsed by position, with the parsers
+// learnt from that connection's description. Kept per connection, they always describe the
+// statement the server holds for it: a schema change that alters a prepared statement's result
+// makes PostgreSQL refuse to run it ("cached plan must not change result type"), and a new
+// connection prepares and describes it afresh.
+// The protocol is pg's own "submittable" interface (client.query(object with submit())), the one
+// pg-cursor and pg-query-stream use, so the client's queueing, errors and named-statement
+// bookkeeping stay pg's.
+import pg from 'pg';
+import type { Tuple } from './prepared.ts';
+
+/** A column's text parser: what the pool's type configuration gives for the column's type. */
+type Parser = (text: string) => unknown;
+
+/** The parts of pg's Connection a submittable writes with (pg's own Query uses the same). */
+interface WireConnection {
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements: Record<string, string>;
+  stream: { cork?(): void; uncork?(): void };
+  parse(message: { text: string; name: string; types: readonly number[] }): void;
+  bind(message: {
+    statement: string;
+    values: readonly unknown[];
+    valueMapper: (value: unknown) => unknown;
+  }): void;
+  describe(message: { type: 'P'; name: string }): void;
+  execute(message: { portal: string }): void;
+  sync(): void;
+}
+
+interface Field {
+  dataTypeID: number;
+  format: string;
+}
+
+/** pg's conversion of parameter values (Dates, Buffers, bigints, arrays), as for any pg query. */
+const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): unknown } }).utils
+  .prepareValue;
+
+const NO_TYPES: readonly number[] = [];
+
+/** The pool's type configuration: the parser for a column of type `oid`. */
+type ParserOf = (oid: number, format: 'text' | 'binary') => Parser;
+
+/** Each connection's statements' column parsers, by name, from their first run's description. */
+const described = new WeakMap<WireConnection, Map<string, readonly Parser[]>>();
+
+/** One run of a named statement, as pg's client drives it: submit, then the server's messages. */
+class NamedRun {
+  /** Read by pg's client: it records the statement as parsed on the connection under `name`. */
+  readonly name: string;
+  readonly text: string;
+  readonly #values: readonly unknown[];
+  readonly #parserOf: ParserOf;
+  #parsers: readonly Parser[] | undefined;
+  #describing = false;
+  #failed: Error | undefined;
+  readonly #rows: Tuple[] = [];
+  #done: ((error: Error | undefined, rows: Tuple[]) => void) | undefined;
+
+  constructor(
+    name: string,
+    text: string,
+    values: readonly unknown[],
+    parserOf: ParserOf,
+    done: (error: Error | undefined, rows: Tuple[]) => void,
+  ) {
+    this.name = name;
+    this.text = text;
+    this.#values = values;
+    this.#parserOf = parserOf;
+    this.#done = done;
+  }
+
+  submit(connection: WireConnection): Error | null {
+    const name = this.name;
+    const known = connection.parsedStatements[name] ?? connection.submittedNamedStatements[name];
+    if (known !== undefined && known !== this.text)
+      return new Error(`statement ${name} was prepared with a different text`);
+    connection.stream.cork?.();
+    try {
+      if (known === undefined) {
+        connection.parse({ text: this.text, name, types: NO_TYPES });
+        connection.submittedNamedStatements[name] = this.text;
+      }
+      connection.bind({ statement: name, values: this.#values, valueMapper: prepareValue });
+      // Parsed here now, or by a run still in flight: described with it either way.
+      this.#parsers = known === undefined ? undefined : described.get(connection)?.get(name);
+      if (this.#parsers === undefined) {
+        this.#describing = true;
+        connection.describe({ type: 'P', name: '' });
+      }
+      connection.execute({ portal: '' });
+      connection.sync();
+    } finally {
+      connection.stream.uncork?.();
+    }
+    return null;
+  }
+
+  handleRowDescription(message: { fields: readonly Field[] }): void {
+    this.#parsers = message.fields.map((field) =>
+      this.#parserOf(field.dataTypeID, field.format === 'binary' ? 'binary' : 'text'),
+    );
+  }
+
+  handleDataRow(message: { fields: readonly (string | null)[] }): void {
+    if (this.#failed) return;
+    const parsers = this.#parsers!;
+    const fields = message.fields;
+    const row = new Array<unknown>(fields.length);
+    try {
+      for (let i = 0; i < fields.length; i++) {
+        const text = fields[i];
+        row[i] = text === null || text === undefined ? null : parsers[i]!(text);
+      }
+    } catch (error) {
+      // Thrown here, it would escape into the socket's data handler; pg's Query also keeps a
+      // parser's error for the end of the statement.
+      this.#failed = error as Error;
+      return;
+    }
+    this.#rows.push(row);
+  }
+
+  handleCommandComplete(): void {}
+
+  handleEmptyQuery(): void {}
+
+  handlePortalSuspended(): void {}
+
+  handleCopyInResponse(connection: { sendCopyFail(message: string): void }): void {
+    connection.sendCopyFail('No source stream defined');
+  }
+
+  handleCopyData(): void {}
+
+  handleError(error: Error): void {
+    this.#finish(error);
+  }
+
+  handleReadyForQuery(connection: WireConnection): void {
+    if (this.#failed) {
+      this.#finish(this.#failed);
+      return;
+    }
+    if (this.#describing) {
+      const statements = described.get(connection) ?? new Map<string, readonly Parser[]>();
+      described.set(connection, statements);
+      // A statement that returns no rows is described as NoData: it has no parsers to learn.
+      statements.set(this.name, this.#parsers ?? []);
+    }
+    this.#finish(undefined);
+  }
+
+  #finish(error: Error | undefined): void {
+    const done = this.#done;
+    this.#done = undefined;
+    done?.(error, this.#rows);
+  }
+}
+
+/**
+ * Runs named statements on `pool`, each row as its values in select-list order, parsed with
+ * `parserOf` (the pool's own type configuration). The name stands for the text: one name, one
+ * statement, as pg requires.
+ */
+export function namedStatementRunner(
+  pool: pg.Pool,
+  parserOf: ParserOf,
+): (name: string, text: string, values: readonly unknown[]) => Promise<Tuple[]> {
+  return (name, text, values) =>
+    new Promise((resolve, reject) => {
+      pool.connect((connectError, client, release) => {
+        if (connectError || !client) {
+          reject(connectError);
+          return;
+        }
+        const run = new NamedRun(name, text, values, parserOf, (error, rows) => {
+          // As pool.query does: a client whose query failed is not given to the next caller.
+          release(error);
+          if (error) reject(error);
+          else resolve(rows);
+        });
+        try {
+          client.query(run as unknown as pg.QueryConfig);
+        } catch (error) {
+          release(error as Error);
+          reject(error);
+        }
+      });
+    });
+}

@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { Config } from '../config.ts';
 import { createMigrations } from './migrations/index.ts';
 import { namedStatementRunner } from './pg-statement.ts';
-import { setDirectRunner, tuplesOf } from './prepared.ts';
+import { setDirectRunner } from './prepared.ts';
 import type { Tables } from './schema.ts';
 import { createSqliteDialect } from './sqlite-dialect.ts';
 import { timeFromPostgres } from './stored-time.ts';
@@ -65,17 +65,7 @@ export function openDatabase(url: string, options: Config['database']): Database
   const named = pool && namedStatementRunner(pool, typeParser);
   setDirectRunner(
     db,
-    sqlite
-      ? sqlite.run
-      : (sql, parameters, name) =>
-          closed
-            ? undefined
-            : name
-              ? named!(name, sql, parameters)
-              : // The text form, not a config object with rowMode 'array': pg copies a config
-                // object property by property (Object.defineProperties), which cost more than
-                // reading the row object's values (decision 138).
-                pool!.query(sql, parameters as unknown[]).then((result) => tuplesOf(result.rows)),
+    sqlite ? sqlite.run : (sql, parameters, name) => (closed ? undefined : named!(name, sql, parameters)),
   );
 
   return {

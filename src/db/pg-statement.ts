@@ -3,9 +3,9 @@
 // server sends the columns' names and types again (a RowDescription, parsed into an object per
 // column); an empty row object built from those names in dictionary mode and spread into a new
 // object for each row; the type parsers looked up column by column; a Query (an EventEmitter) and
-// a Result; and, through pool.query, an 'error' listener added and removed and two promises. A
-// profile of the user lookup under load put about 5 µs of the event loop's time per request
-// there (docs/benchmarks.md, round 6). Here a statement is parsed and described once per
+// a Result; and, through pool.query, an 'error' listener added and removed and two promises
+// (pg's addFields alone was 3.5 µs per user lookup in a profile under load; without all of it the
+// event loop's CPU per lookup fell by about a third: decision 141). Here a statement is parsed and described once per
 // connection, on its first run there, and every later run on that connection is Bind, Execute and
 // Sync: values come back as text in select-list order and are parsed by position, with the parsers
 // learnt from that connection's description. Kept per connection, they always describe the
@@ -27,11 +27,7 @@ interface WireConnection {
   submittedNamedStatements: Record<string, string>;
   stream: { cork?(): void; uncork?(): void };
   parse(message: { text: string; name: string; types: readonly number[] }): void;
-  bind(message: {
-    statement: string;
-    values: readonly unknown[];
-    valueMapper: (value: unknown) => unknown;
-  }): void;
+  bind(message: { statement: string; values: readonly unknown[] }): void;
   describe(message: { type: 'P'; name: string }): void;
   execute(message: { portal: string }): void;
   sync(): void;
@@ -81,6 +77,11 @@ class NamedRun {
     this.#done = done;
   }
 
+  /**
+   * Writes the run. pg calls this from client.query, or from the socket's data handler when the
+   * connection becomes free: nothing may be thrown from here, so a failure is returned, and pg
+   * reports it through handleError.
+   */
   submit(connection: WireConnection): Error | null {
     const name = this.name;
     const known = connection.parsedStatements[name] ?? connection.submittedNamedStatements[name];
@@ -92,7 +93,8 @@ class NamedRun {
         connection.parse({ text: this.text, name, types: NO_TYPES });
         connection.submittedNamedStatements[name] = this.text;
       }
-      connection.bind({ statement: name, values: this.#values, valueMapper: prepareValue });
+      // The values were converted before the client was taken (namedStatementRunner).
+      connection.bind({ statement: name, values: this.#values });
       // Parsed here now, or by a run still in flight: described with it either way.
       this.#parsers = known === undefined ? undefined : described.get(connection)?.get(name);
       if (this.#parsers === undefined) {
@@ -101,6 +103,9 @@ class NamedRun {
       }
       connection.execute({ portal: '' });
       connection.sync();
+    } catch (error) {
+      // Part of the run may be written: the run fails, and its client is dropped with it.
+      return error as Error;
     } finally {
       connection.stream.uncork?.();
     }
@@ -180,12 +185,16 @@ export function namedStatementRunner(
 ): (name: string, text: string, values: readonly unknown[]) => Promise<Tuple[]> {
   return (name, text, values) =>
     new Promise((resolve, reject) => {
+      // Converted here, where a value pg cannot send (its toPostgres throws) rejects the run
+      // before a client is taken or a byte written: inside submit it would throw from the
+      // socket's data handler when the client was not free at once.
+      const sent = values.map(prepareValue);
       pool.connect((connectError, client, release) => {
         if (connectError || !client) {
           reject(connectError);
           return;
         }
-        const run = new NamedRun(name, text, values, parserOf, (error, rows) => {
+        const run = new NamedRun(name, text, sent, parserOf, (error, rows) => {
           // As pool.query does: a client whose query failed is not given to the next caller.
           release(error);
           if (error) reject(error);
@@ -194,8 +203,8 @@ export function namedStatementRunner(
         try {
           client.query(run as unknown as pg.QueryConfig);
         } catch (error) {
-          release(error as Error);
-          reject(error);
+          // Finished here, and only once, should the dropped client report the run failed too.
+          run.handleError(error as Error);
         }
       });
     });

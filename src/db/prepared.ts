@@ -3,15 +3,15 @@
 // through a chain of async steps (a mutex, the driver, the connection, the release), several
 // promises per query; on the database's own Kysely instance this goes straight to the connection
 // instead: on SQLite the cached node:sqlite statement, run synchronously when no transaction holds
-// the single connection; on PostgreSQL one query on the pool. Inside a transaction, and whenever
-// the shortcut declines, the query goes through Kysely as any other (docs/benchmarks.md).
+// the single connection; on PostgreSQL a named statement on a pooled connection, run without pg's
+// Query and Result (db/pg-statement.ts). Inside a transaction, and whenever the shortcut declines,
+// the query goes through Kysely as any other (docs/benchmarks.md).
 //
 // Rows come back as arrays of values in the select list's order, not as objects: node:sqlite
 // builds a row object key by key through V8's API, which showed in the profile of a lookup as map
-// transitions and megamorphic stores, and returns arrays instead when asked. pg's arrays (rowMode
-// 'array') need a query config object, which pg copies through Object.defineProperties, dearer
-// than taking the values of the row object it builds (decision 138). The repository that compiled
-// the query knows its column order.
+// transitions and megamorphic stores, and returns arrays instead when asked; on PostgreSQL the
+// values are parsed by position as they arrive (decision 141). The repository that compiled the
+// query knows its column order.
 import { createHash } from 'node:crypto';
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Awaitable } from '../shared/awaitable.ts';
@@ -20,15 +20,18 @@ import type { Tables } from './schema.ts';
 /** A row as the values of the query's select list, in order. */
 export type Tuple = readonly unknown[];
 
+/** A compiled query with the name PostgreSQL keeps it under (see `named`). */
+export type NamedQuery = CompiledQuery<unknown> & { readonly name: string };
+
 /**
  * Runs a compiled query's SQL directly, or returns undefined to let Kysely run it. Values come
- * back as Kysely's own driver would return them (bigints, Dates). With `name`, PostgreSQL keeps
- * the statement parsed and planned on each connection that runs it.
+ * back as Kysely's own driver would return them (bigints, Dates). PostgreSQL keeps the statement,
+ * by `name`, parsed, planned and described on each connection that runs it.
  */
 export type DirectRunner = (
   sql: string,
   parameters: readonly unknown[],
-  name?: string,
+  name: string,
 ) => Awaitable<readonly Tuple[]> | undefined;
 
 const runners = new WeakMap<Kysely<Tables>, DirectRunner>();
@@ -45,7 +48,7 @@ export function setDirectRunner(db: Kysely<Tables>, runner: DirectRunner): void 
  */
 export function runPrepared(
   db: Kysely<Tables>,
-  query: CompiledQuery<unknown> & { readonly name?: string },
+  query: NamedQuery,
   parameters: readonly unknown[],
 ): Awaitable<readonly Tuple[]> {
   const rows = runners.get(db)?.(query.sql, parameters, query.name);
@@ -54,10 +57,10 @@ export function runPrepared(
 }
 
 /**
- * Row objects (Kysely's, pg's) as tuples: their keys are in select-list order, and the hot
- * queries name no column twice, so no value is lost to a repeated key.
+ * Kysely's row objects as tuples: their keys are in select-list order, and the hot queries name
+ * no column twice, so no value is lost to a repeated key.
  */
-export function tuplesOf(rows: readonly object[]): Tuple[] {
+function tuplesOf(rows: readonly object[]): Tuple[] {
   return rows.map((row) => Object.values(row));
 }
 
@@ -77,7 +80,7 @@ type Slot = { readonly [SLOT]: string };
 
 /** A query compiled once, named, and run with each call's values by runPrepared. */
 export interface SlottedQuery<K extends string> {
-  readonly query: CompiledQuery<unknown> & { readonly name: string };
+  readonly query: NamedQuery;
   /** The parameters of one run, in the compiled SQL's order. */
   parameters(values: Readonly<Record<K, unknown>>): unknown[];
 }

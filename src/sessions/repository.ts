@@ -1,5 +1,5 @@
-import type { CompiledQuery, Insertable, Kysely, Selectable } from 'kysely';
-import { named, runPrepared, type Tuple } from '../db/prepared.ts';
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import { type NamedQuery, named, runPrepared, type Tuple } from '../db/prepared.ts';
 import { type SessionsTable, type Tables, timestamp, type UsersTable } from '../db/schema.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 
@@ -92,7 +92,7 @@ export function sessionRow({ tokenHash, publicId, userId, now, expiresAt, userAg
 
 export class SessionsRepository {
   readonly #db: Kysely<Tables>;
-  #byToken: CompiledQuery<unknown> | undefined;
+  #byToken: NamedQuery | undefined;
   constructor(db: Kysely<Tables>) {
     this.#db = db;
   }

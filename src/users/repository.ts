@@ -1,7 +1,7 @@
-import type { CompiledQuery, Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from '../db/errors.ts';
 import { paged } from '../db/paging.ts';
-import { named, runPrepared, type Tuple } from '../db/prepared.ts';
+import { type NamedQuery, named, runPrepared, type Tuple } from '../db/prepared.ts';
 import { type Tables, USER_COUNT_SPAN, type UsersTable } from '../db/schema.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import type { PageRequest } from '../shared/paging.ts';
@@ -69,7 +69,7 @@ export interface UsersRepositoryOptions {
 export class UsersRepository {
   readonly #db: Kysely<Tables>;
   readonly #options: UsersRepositoryOptions;
-  #byId: CompiledQuery<UserRow> | undefined;
+  #byId: NamedQuery | undefined;
   constructor(db: Kysely<Tables>, options: UsersRepositoryOptions) {
     this.#db = db;
     this.#options = options;

@@ -134,6 +134,41 @@ describeUnless(!postgresAvailable && 'TEST_DATABASE_URL is not set', 'Named stat
   });
 });
 
+describeUnless(
+  !postgresAvailable && 'TEST_DATABASE_URL is not set',
+  'Named statements: a value pg cannot send',
+  () => {
+    // The first run on a new client is written from the socket's data handler once the client has
+    // connected: a throw there would escape the run (it hung this test before the values were
+    // converted up front), hence a timeout rather than a hang.
+    test('fails the run with the error, once, and the pool answers the next run', {
+      timeout: 30_000,
+    }, async () => {
+      const { url, drop } = await freshDatabaseUrl('postgres');
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      pool.on('error', () => {});
+      const runNamed = namedStatementRunner(pool, (oid, format) => pg.types.getTypeParser(oid, format));
+      const unsendable = new Error('unsendable');
+      try {
+        await assert.rejects(
+          runNamed('echo', 'select $1::text as v', [
+            {
+              toPostgres() {
+                throw unsendable;
+              },
+            },
+          ]),
+          unsendable,
+        );
+        assert.deepEqual(await runNamed('echo', 'select $1::text as v', ['x']), [['x']]);
+      } finally {
+        await pool.end();
+        await drop();
+      }
+    });
+  },
+);
+
 describe('Named statements: names', () => {
   test('the same SQL gets the same name; other SQL another', () => {
     const a = named(CompiledQuery.raw('select 1', []));

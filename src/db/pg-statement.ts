@@ -44,6 +44,8 @@ const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): 
 
 const NO_TYPES: readonly number[] = [];
 
+const ignore = () => {};
+
 /** The pool's type configuration: the parser for a column of type `oid`. */
 type ParserOf = (oid: number, format: 'text' | 'binary') => Parser;
 
@@ -61,7 +63,11 @@ class NamedRun {
   #describing = false;
   #failed: Error | undefined;
   readonly #rows: Tuple[] = [];
-  #done: ((error: Error | undefined, rows: Tuple[]) => void) | undefined;
+  /**
+   * Read and replaced by pg: with a query_timeout (in the pool's settings or the URL) pg wraps it
+   * to clear its timer, and on a timeout calls it itself and leaves a no-op here.
+   */
+  callback: ((error: Error | undefined, rows: Tuple[]) => void) | undefined;
 
   constructor(
     name: string,
@@ -74,7 +80,7 @@ class NamedRun {
     this.text = text;
     this.#values = values;
     this.#parserOf = parserOf;
-    this.#done = done;
+    this.callback = done;
   }
 
   /**
@@ -150,7 +156,8 @@ class NamedRun {
   handleCopyData(): void {}
 
   handleError(error: Error): void {
-    this.#finish(error);
+    // A parser's error came first: it is what went wrong with this run, as pg's Query reports.
+    this.#finish(this.#failed ?? error);
   }
 
   handleReadyForQuery(connection: WireConnection): void {
@@ -168,9 +175,9 @@ class NamedRun {
   }
 
   #finish(error: Error | undefined): void {
-    const done = this.#done;
-    this.#done = undefined;
-    done?.(error, this.#rows);
+    const callback = this.callback;
+    this.callback = undefined;
+    callback?.(error, this.#rows);
   }
 }
 
@@ -183,6 +190,8 @@ export function namedStatementRunner(
   pool: pg.Pool,
   parserOf: ParserOf,
 ): (name: string, text: string, values: readonly unknown[]) => Promise<Tuple[]> {
+  /** The clients given a listener for their 'error' event (see below). */
+  const guarded = new WeakSet<pg.PoolClient>();
   return (name, text, values) =>
     new Promise((resolve, reject) => {
       // Converted here, where a value pg cannot send (its toPostgres throws) rejects the run
@@ -194,7 +203,17 @@ export function namedStatementRunner(
           reject(connectError);
           return;
         }
+        // A socket lost mid-run fails the run (pg errors its active query), then pg emits
+        // 'error' on the client: without a listener that would throw from the socket's handler.
+        // pool.query adds and removes one per query; one per client does here.
+        if (!guarded.has(client)) {
+          client.on('error', ignore);
+          guarded.add(client);
+        }
+        let settled = false;
         const run = new NamedRun(name, text, sent, parserOf, (error, rows) => {
+          if (settled) return;
+          settled = true;
           // As pool.query does: a client whose query failed is not given to the next caller.
           release(error);
           if (error) reject(error);

@@ -4,6 +4,7 @@
 // statement returns, and fail a run (never the process) on a server error, a lost connection or a
 // parser that throws. PostgreSQL only: SQLite has its own statement cache (db/sqlite-dialect.ts).
 import assert from 'node:assert/strict';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import pg from 'pg';
@@ -164,6 +165,92 @@ describeUnless(
       } finally {
         await pool.end();
         await drop();
+      }
+    });
+  },
+);
+
+describeUnless(
+  !postgresAvailable && 'TEST_DATABASE_URL is not set',
+  'Named statements on a pool of their own',
+  () => {
+    let url: string;
+    let drop: () => Promise<void>;
+    before(async () => {
+      ({ url, drop } = await freshDatabaseUrl('postgres'));
+    });
+    after(() => drop?.());
+    const parserOf = (oid: number, format: 'text' | 'binary') =>
+      pg.types.getTypeParser(oid, format) as (text: string) => unknown;
+
+    test("the connection lost mid-run without a word from the server (a network drop), on a pool that listens for no client's errors: the run fails, nothing is thrown from the socket's handler", async () => {
+      // PostgreSQL through a TCP relay that the test cuts: the client sees its socket close with
+      // no ErrorResponse first, the one case in which pg emits 'error' on a checked-out client.
+      const target = new URL(url);
+      const sockets = new Set<Socket>();
+      const relay = createServer((inbound) => {
+        const outbound = connect(Number(target.port || 5432), target.hostname);
+        for (const socket of [inbound, outbound]) {
+          sockets.add(socket);
+          socket.on('error', () => {});
+        }
+        inbound.pipe(outbound).pipe(inbound);
+      });
+      await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+      const relayed = new URL(url);
+      relayed.host = `127.0.0.1:${(relay.address() as AddressInfo).port}`;
+      // No 'connect' listener here (openDatabase adds one): the runner must not need it.
+      const pool = new pg.Pool({ connectionString: relayed.toString(), max: 1 });
+      pool.on('error', () => {});
+      const runNamed = namedStatementRunner(pool, parserOf);
+      let uncaught: unknown;
+      const onUncaught = (error: unknown) => {
+        uncaught = error;
+      };
+      process.on('uncaughtException', onUncaught);
+      try {
+        assert.deepEqual(await runNamed('held', 'select pg_sleep($1::float8) is null as held', [0]), [
+          [false],
+        ]);
+        const running = runNamed('held', 'select pg_sleep($1::float8) is null as held', [5]);
+        const refused = assert.rejects(running, /Connection terminated unexpectedly/);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        for (const socket of sockets) socket.destroy();
+        await refused;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.deepEqual(await runNamed('held', 'select pg_sleep($1::float8) is null as held', [0]), [
+          [false],
+        ]);
+      } finally {
+        process.off('uncaughtException', onUncaught);
+        await pool.end();
+        for (const socket of sockets) socket.destroy();
+        await new Promise((resolve) => relay.close(resolve));
+      }
+      assert.equal(uncaught, undefined);
+    });
+
+    test("with pg's query_timeout: a run slower than it fails with pg's timeout, and a run that answers leaves no timer behind", async () => {
+      // idleTimeoutMillis 0: the pool keeps no timer for an idle client, so a timer left is pg's.
+      const pool = new pg.Pool({ connectionString: url, max: 1, query_timeout: 300, idleTimeoutMillis: 0 });
+      pool.on('error', () => {});
+      const runNamed = namedStatementRunner(pool, parserOf);
+      const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+      try {
+        await assert.rejects(
+          runNamed('slow', 'select pg_sleep($1::float8) is null as slept', [2]),
+          /Query read timeout/,
+        );
+        assert.deepEqual(await runNamed('slow', 'select pg_sleep($1::float8) is null as slept', [0]), [
+          [false],
+        ]);
+        const before = timers();
+        assert.deepEqual(await runNamed('slow', 'select pg_sleep($1::float8) is null as slept', [0]), [
+          [false],
+        ]);
+        assert.equal(timers(), before, "pg's read timer was cleared when the run answered");
+      } finally {
+        await pool.end();
       }
     });
   },

@@ -216,6 +216,9 @@ describeEachStore('admin CLI', (store) => {
   });
 
   test('ISSUE 15: npx usher users list --json, in the repository, prints only JSON lines (no npm banner)', async () => {
+    // A user of its own: the suite's other tests may have left none, whatever order they ran in.
+    const email = `npx-${Date.now()}@example.com`;
+    await addUser(email, 'Npx', 'correct horse battery');
     const run = await runProcess(
       'npx',
       ['usher', 'users', 'list', '--json'],
@@ -236,6 +239,10 @@ describeEachStore('admin CLI', (store) => {
       const row = JSON.parse(line) as Record<string, unknown>;
       assert.equal(typeof row.id, 'number', line);
     }
+    assert.ok(
+      lines.some((line) => JSON.parse(line).email === email),
+      run.stdout,
+    );
   });
 
   test('ISSUE 11: users list shows control characters and bidi overrides in names and emails as escapes, never raw', async () => {

@@ -53,6 +53,7 @@ const FINISHED_MAIL_KEPT_MS = 7 * 24 * 3600 * 1000;
 /** `now`: the clock sessions, the throttle, tokens and mail read; tests pass one they can move. */
 export function createServices(config: Config, database: Database, now: Clock = Date.now): Services {
   const postgres = database.dialect === 'postgres';
+  // Row locks are PostgreSQL's; SQLite's one writer at a time needs none.
   const rowLocks = postgres;
   const repositories = (db: Kysely<Tables>) => ({
     users: new UsersRepository(db, { rowLocks }),

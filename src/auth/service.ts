@@ -131,7 +131,7 @@ export class AuthService {
     // with the hash, for any account, so the read's timing tells nothing either).
     let match: CodeMatch | undefined;
     if (found && verified) {
-      const factor = this.#secondFactor.check(found.user.id, found.totp, code);
+      const factor = this.#secondFactor.check(found.totp, code);
       if (factor.kind === 'missing') {
         // Not a guess: the first step of a two-step sign-in. Neither counted nor forgiven (a
         // success would clear the account's failed codes).

@@ -5,13 +5,13 @@
 // object for each row; the type parsers looked up column by column; a Query (an EventEmitter) and
 // a Result; and, through pool.query, an 'error' listener added and removed and two promises
 // (pg's addFields alone was 3.5 µs per user lookup in a profile under load; without all of it the
-// event loop's CPU per lookup fell by about a third: decision 141). Here a statement is parsed and described once per
-// connection, on its first run there, and every later run on that connection is Bind, Execute and
-// Sync: values come back as text in select-list order and are parsed by position, with the parsers
-// learnt from that connection's description. Kept per connection, they always describe the
-// statement the server holds for it: a schema change that alters a prepared statement's result
-// makes PostgreSQL refuse to run it ("cached plan must not change result type"), and a new
-// connection prepares and describes it afresh.
+// event loop's CPU per lookup fell by about a third: decision 141). Here a statement is parsed
+// and described once per connection, on its first run there, and every later run on that
+// connection is Bind, Execute and Sync: values come back as text in select-list order and are
+// parsed by position, with the parsers learnt from that connection's description. Kept per
+// connection, they always describe the statement the server holds for it: a schema change that
+// alters a prepared statement's result makes PostgreSQL refuse to run it ("cached plan must not
+// change result type"), and a new connection prepares and describes it afresh.
 // The protocol is pg's own "submittable" interface (client.query(object with submit())), the one
 // pg-cursor and pg-query-stream use, so the client's queueing, errors and named-statement
 // bookkeeping stay pg's.

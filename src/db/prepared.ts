@@ -65,11 +65,10 @@ function tuplesOf(rows: readonly object[]): Tuple[] {
 }
 
 /**
- * A compiled query with a name derived from its SQL: on PostgreSQL it is parsed and planned once
- * per connection, and its columns described once per process (db/pg-statement.ts), rather than on
- * every run.
+ * A compiled query with a name derived from its SQL: on PostgreSQL it is parsed, planned and
+ * described once per connection (db/pg-statement.ts) rather than on every run.
  */
-export function named(compiled: CompiledQuery<unknown>): CompiledQuery<unknown> & { readonly name: string } {
+export function named(compiled: CompiledQuery<unknown>): NamedQuery {
   const name = `usher_${createHash('sha256').update(compiled.sql).digest('base64url').slice(0, 24)}`;
   return { ...compiled, name };
 }

@@ -161,17 +161,17 @@ export class TotpService {
   }
 
   /**
-   * Sign-in, after the password verified: what the code is worth for this account, whose factor
+   * Sign-in, after the password verified: what the code is worth for the account whose factor
    * (`factor`, undefined without one) was read with its credentials. Reads nothing; `use` spends
    * the code in the transaction that starts the session.
    */
-  check(userId: bigint, factor: TotpFactor | undefined, code: string | undefined): SecondFactorCheck {
+  check(factor: TotpFactor | undefined, code: string | undefined): SecondFactorCheck {
     if (!factor?.confirmed) return { kind: 'none' };
     if (code === undefined || code.trim() === '') return { kind: 'missing' };
     if (code.length > CODE_INPUT_MAX) return { kind: 'wrong' };
     const digits = code.replace(/\s/g, '');
     if (/^[0-9]+$/.test(digits)) {
-      const secret = this.#box().open(factor.sealedSecret, String(userId));
+      const secret = this.#box().open(factor.sealedSecret, String(factor.userId));
       const step = this.#matchingStep(secret, digits);
       // Whether the step was used already is decided by `use`, in the session's transaction.
       return step === undefined ? { kind: 'wrong' } : { kind: 'totp', step };

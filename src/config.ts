@@ -1,5 +1,6 @@
 // The only module that reads process.env. Everything else receives a validated Config.
 import { availableParallelism } from 'node:os';
+import type { PoolPriority } from './shared/threadpool.ts';
 
 export const PROFILES = ['a', 'b'] as const;
 export type Profile = (typeof PROFILES)[number];
@@ -40,8 +41,11 @@ export interface Config {
   threadpool: {
     /** Threads: the hash slots plus spares, so a log write never waits behind hashes. */
     size: number;
-    /** Nice value of the pool's threads (Linux): above 0, the event loop wins the CPU from hashes. */
-    nice: number;
+    /**
+     * How the pool's threads are scheduled (Linux): `idle` (SCHED_IDLE) or a nice value; either way
+     * the event loop wins the CPU from hashes. 0 leaves them alone.
+     */
+    priority: PoolPriority;
   };
   session: {
     /** Lifetime from sign-in. */
@@ -232,10 +236,30 @@ const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;
 /** Threads in the pool beyond the hash slots, for fs, dns and crypto work. */
 const SPARE_POOL_THREADS = 2;
 
-function threadpool(env: Env, hashes: number): Config['threadpool'] {
+/**
+ * HASH_THREAD_NICE: `idle` or a nice value. By default `idle` on SQLite, where the event loop does
+ * the database's work too and is all the hashes compete with, and 12 on PostgreSQL, whose own
+ * processes would preempt hashes held at SCHED_IDLE at every query (decision 143).
+ */
+function poolPriority(env: Env, postgres: boolean): PoolPriority {
+  const raw = env.HASH_THREAD_NICE?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return postgres ? POSTGRES_POOL_NICE : 'idle';
+  if (raw === 'idle') return 'idle';
+  if (!/^[0-9]+$/.test(raw) || Number(raw) > 19)
+    throw new ConfigError(
+      'HASH_THREAD_NICE',
+      `"${env.HASH_THREAD_NICE}" is not accepted; expected idle or an integer from 0 to 19`,
+    );
+  return Number(raw);
+}
+
+/** The hash threads' nice value on PostgreSQL unless HASH_THREAD_NICE says otherwise (decision 131). */
+const POSTGRES_POOL_NICE = 12;
+
+function threadpool(env: Env, hashes: number, postgres: boolean): Config['threadpool'] {
   return {
     size: integer(env, 'UV_THREADPOOL_SIZE', hashes + SPARE_POOL_THREADS, hashes + 1, 1024),
-    nice: integer(env, 'HASH_THREAD_NICE', 12, 0, 19),
+    priority: poolPriority(env, postgres),
   };
 }
 
@@ -304,6 +328,7 @@ export function loadConfig(env: Env = process.env): Config {
   const hashes = integer(env, 'HASH_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64);
   const hostName = host(env);
   const port = integer(env, 'PORT', 3000, 0, 65535);
+  const storeUrl = databaseUrl(env);
   const from =
     env.MAIL_FROM === undefined || env.MAIL_FROM === '' ? 'Usher <no-reply@localhost>' : env.MAIL_FROM;
   if (/[\r\n]/.test(from))
@@ -312,7 +337,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: hostName,
     port,
     profile: oneOf(env, 'PROFILE', PROFILES, 'b'),
-    databaseUrl: databaseUrl(env),
+    databaseUrl: storeUrl,
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     workers: workers(env),
     database: {
@@ -333,7 +358,7 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: hashes,
       queueLimit: integer(env, 'HASH_QUEUE_LIMIT', 128, 1, 100_000),
     },
-    threadpool: threadpool(env, hashes),
+    threadpool: threadpool(env, hashes, storeUrl.startsWith('postgres')),
     session: {
       absoluteTtlMs: integer(env, 'SESSION_TTL_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600) * 1000,
       idleTtlMs: integer(env, 'SESSION_IDLE_SECONDS', 24 * 3600, 60, 365 * 24 * 3600) * 1000,

@@ -53,7 +53,12 @@ async function serve(config: Config): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   // A worker's primary may disconnect it (primary shutting down): treat it as a SIGTERM.
   if (cluster.isWorker) cluster.worker?.on('disconnect', () => shutdown('disconnect'));
-  await lowerThreadpoolPriority(config.threadpool.nice);
+  const pool = await lowerThreadpoolPriority(config.threadpool.priority);
+  if (pool.fellBack)
+    app.log.warn(
+      { threads: pool.threads, nice: pool.applied },
+      'the hash threads could not be given SCHED_IDLE (is chrt, from util-linux, installed?): they run at a nice value instead',
+    );
   // Node writes the compile cache at exit; a process that is killed instead would never save it.
   flushCompileCache();
   // Before the first request, not after: see collectStartupGarbage.

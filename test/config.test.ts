@@ -147,6 +147,7 @@ describe('loadConfig refuses bad values with a ConfigError naming the setting', 
     ['HOST', 'bad host'],
     ['HASH_THREAD_NICE', '20'],
     ['HASH_THREAD_NICE', '-5'],
+    ['HASH_THREAD_NICE', 'lowest'],
     ['UV_THREADPOOL_SIZE', '0'],
   ];
   for (const [setting, value] of cases) {
@@ -161,10 +162,19 @@ describe('loadConfig refuses bad values with a ConfigError naming the setting', 
     assert.match(assertRejected({ LOG_LEVEL: 'loud' }, 'LOG_LEVEL').message, /info/);
     assert.match(assertRejected({ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL').message, /sqlite:.*postgres/);
     assert.match(assertRejected({ ARGON2_MEMORY_KIB: '1024' }, 'ARGON2_MEMORY_KIB').message, /19456/);
+    assert.match(assertRejected({ HASH_THREAD_NICE: '20' }, 'HASH_THREAD_NICE').message, /idle or .*0 to 19/);
   });
 
-  test('the libuv pool holds the hash slots plus two spares, and may not be smaller than slots + 1', () => {
-    assert.deepEqual(loadConfig({ HASH_CONCURRENCY: '3' }).threadpool, { size: 5, nice: 12 });
+  test('the libuv pool holds the hash slots plus two spares, may not be smaller than slots + 1, and runs under SCHED_IDLE on SQLite and at nice 12 on PostgreSQL unless HASH_THREAD_NICE says otherwise', () => {
+    assert.deepEqual(loadConfig({ HASH_CONCURRENCY: '3' }).threadpool, { size: 5, priority: 'idle' });
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://db/usher' }).threadpool.priority, 12);
+    assert.equal(loadConfig({ HASH_THREAD_NICE: '12' }).threadpool.priority, 12);
+    assert.equal(
+      loadConfig({ DATABASE_URL: 'postgres://db/usher', HASH_THREAD_NICE: 'idle' }).threadpool.priority,
+      'idle',
+    );
+    assert.equal(loadConfig({ HASH_THREAD_NICE: 'IDLE' }).threadpool.priority, 'idle');
+    assert.equal(loadConfig({ HASH_THREAD_NICE: '0' }).threadpool.priority, 0);
     assert.equal(loadConfig({ HASH_CONCURRENCY: '3', UV_THREADPOOL_SIZE: '4' }).threadpool.size, 4);
     assert.match(
       assertRejected({ HASH_CONCURRENCY: '3', UV_THREADPOOL_SIZE: '3' }, 'UV_THREADPOOL_SIZE').message,

@@ -1,9 +1,11 @@
 // libuv's threadpool runs argon2 (crypto.argon2) beside Node's async fs, dns and crypto work. Its
 // size is fixed when it first runs something, from UV_THREADPOOL_SIZE; its threads are found by
 // name in /proc, since Node offers no handle on them.
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { setPriority } from 'node:os';
+import { promisify } from 'node:util';
 
 /** What libuv names its pool's threads (their `comm` in /proc). */
 export const POOL_THREAD_NAME = 'libuv-worker';
@@ -27,16 +29,60 @@ function threadpoolThreads(): number[] {
   }
 }
 
+/** How the pool's threads are scheduled: SCHED_IDLE, or a nice value under the normal policy. */
+export type PoolPriority = 'idle' | number;
+
+/** The nice value the threads get where SCHED_IDLE cannot be set: the closest the normal policy has. */
+export const IDLE_FALLBACK_NICE = 19;
+
+const SCHED_IDLE = 5;
+const execFileAsync = promisify(execFile);
+
+/** A thread's scheduling policy (field 41 of /proc/self/task/<tid>/stat), or undefined where unreadable. */
+function policyOf(tid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Gives the pool's threads a nice value, so that when hashes and the event loop want the same
- * cores the scheduler favours the event loop: reads stay fast during a sign-in storm, and hashes
- * still take every cycle the event loop leaves. Lowering one's own priority needs no privilege.
- * Returns how many threads were changed.
+ * Moves a thread to SCHED_IDLE through util-linux's `chrt` (Node has no call for a scheduling
+ * policy; moving to SCHED_IDLE needs no privilege). True once /proc shows the policy took.
  */
-export async function lowerThreadpoolPriority(nice: number): Promise<number> {
-  if (nice === 0) return 0;
+async function toIdlePolicy(tid: number): Promise<boolean> {
+  try {
+    await execFileAsync('chrt', ['-i', '-p', '0', String(tid)], { timeout: 5000 });
+  } catch {
+    return false;
+  }
+  return policyOf(tid) === SCHED_IDLE;
+}
+
+/**
+ * Lowers the pool's threads below the event loop, so that when hashes and the event loop want the
+ * same cores the event loop gets them: reads stay fast during a sign-in storm, and hashes still
+ * take every cycle nothing else wants (docs/decisions.md, 143). `idle` is SCHED_IDLE: a thread of
+ * the normal policy that wakes preempts them at once, and the kernel counts a core that runs only
+ * them as free when it places a waking thread. Where that cannot be set (no `chrt`, not Linux) the
+ * threads get nice 19 instead, and `fellBack` says so. A number is a nice value; 0 leaves them alone.
+ */
+export async function lowerThreadpoolPriority(
+  priority: PoolPriority,
+): Promise<{ threads: number; applied: PoolPriority; fellBack: boolean }> {
+  if (priority === 0) return { threads: 0, applied: 0, fellBack: false };
   await stat('.'); // one job through the pool, so its threads exist
   const threads = threadpoolThreads();
-  for (const tid of threads) setPriority(tid, nice);
-  return threads.length;
+  if (threads.length === 0) return { threads: 0, applied: priority, fellBack: false };
+  if (priority === 'idle') {
+    const moved = await Promise.all(threads.map(toIdlePolicy));
+    if (moved.every(Boolean)) return { threads: threads.length, applied: 'idle', fellBack: false };
+    priority = IDLE_FALLBACK_NICE;
+    for (const tid of threads) setPriority(tid, priority);
+    return { threads: threads.length, applied: priority, fellBack: true };
+  }
+  for (const tid of threads) setPriority(tid, priority);
+  return { threads: threads.length, applied: priority, fellBack: false };
 }

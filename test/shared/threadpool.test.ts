@@ -1,5 +1,6 @@
 // The real process sizes libuv's pool from HASH_CONCURRENCY and lowers its threads' priority
-// (Linux), so hashing runs off the event loop and yields the CPU to it. Read from /proc.
+// (Linux: SCHED_IDLE by default, else a nice value), so hashing runs off the event loop and yields
+// the CPU to it. Read from /proc.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,28 +13,73 @@ const linux = existsSync('/proc/self/task');
 const dir = mkdtempSync(join(tmpdir(), 'usher-pool-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Nice value of each libuv pool thread of `pid` (field 19 of /proc/<pid>/task/<tid>/stat). */
-function poolThreadNice(pid: number): number[] {
+const SCHED_OTHER = 0;
+const SCHED_IDLE = 5;
+
+/**
+ * Scheduling of each libuv pool thread of `pid`: its policy and nice value (fields 41 and 19 of
+ * /proc/<pid>/task/<tid>/stat).
+ */
+function poolThreads(pid: number): Array<{ policy: number; nice: number }> {
   const tasks = `/proc/${pid}/task`;
   return readdirSync(tasks)
     .filter((tid) => readFileSync(`${tasks}/${tid}/comm`, 'utf8').trim() === 'libuv-worker')
     .map((tid) => {
       const stat = readFileSync(`${tasks}/${tid}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return { policy: Number(fields[38]), nice: Number(fields[16]) };
     });
 }
 
+const each = (n: number, thread: { policy: number; nice: number }) => Array.from({ length: n }, () => thread);
+
 describeUnless(linux ? false : 'needs /proc (Linux)', 'the libuv threadpool of a running server', () => {
-  test('HASH_CONCURRENCY=3 gives 5 pool threads (3 hash slots, 2 spares), each at nice 12', async () => {
+  test('HASH_CONCURRENCY=3 gives 5 pool threads (3 hash slots, 2 spares), each under SCHED_IDLE', async () => {
     const server = await startServer({
       DATABASE_URL: `sqlite:${join(dir, 'a.sqlite')}`,
       HASH_CONCURRENCY: '3',
     });
     try {
-      assert.deepEqual(poolThreadNice(server.child.pid!), [12, 12, 12, 12, 12]);
+      assert.deepEqual(poolThreads(server.child.pid!), each(5, { policy: SCHED_IDLE, nice: 0 }));
     } finally {
       await server.stop();
     }
+  });
+
+  test('HASH_THREAD_NICE=12 keeps the normal policy at nice 12 (the default on PostgreSQL)', async () => {
+    const server = await startServer({
+      DATABASE_URL: `sqlite:${join(dir, 'c.sqlite')}`,
+      HASH_CONCURRENCY: '2',
+      HASH_THREAD_NICE: '12',
+    });
+    try {
+      assert.deepEqual(poolThreads(server.child.pid!), each(4, { policy: SCHED_OTHER, nice: 12 }));
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('without chrt the threads get nice 19 instead, and the log says why', async () => {
+    const server = await startServer({
+      DATABASE_URL: `sqlite:${join(dir, 'd.sqlite')}`,
+      HASH_CONCURRENCY: '2',
+      // No directory to find chrt in (the server itself is started by absolute path).
+      PATH: join(dir, 'empty'),
+    });
+    try {
+      assert.deepEqual(poolThreads(server.child.pid!), each(4, { policy: SCHED_OTHER, nice: 19 }));
+    } finally {
+      await server.stop(); // the log is written out in batches: all of it by the time it exits
+    }
+    const warning = server
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('SCHED_IDLE'))
+      .map((line) => JSON.parse(line));
+    assert.equal(warning.length, 1);
+    assert.equal(warning[0].level, 40);
+    assert.equal(warning[0].nice, 19);
+    assert.equal(warning[0].threads, 4);
   });
 
   test('UV_THREADPOOL_SIZE and HASH_THREAD_NICE=0 are honoured', async () => {
@@ -51,7 +97,7 @@ describeUnless(linux ? false : 'needs /proc (Linux)', 'the libuv threadpool of a
         body: JSON.stringify({ email: 'pool@example.com', name: 'Pool', password: 'pool-password-1' }),
       });
       assert.equal(res.status, 201);
-      assert.deepEqual(poolThreadNice(server.child.pid!), [0, 0, 0, 0, 0, 0]);
+      assert.deepEqual(poolThreads(server.child.pid!), each(6, { policy: SCHED_OTHER, nice: 0 }));
     } finally {
       await server.stop();
     }

@@ -54,10 +54,10 @@ async function serve(config: Config): Promise<void> {
   // A worker's primary may disconnect it (primary shutting down): treat it as a SIGTERM.
   if (cluster.isWorker) cluster.worker?.on('disconnect', () => shutdown('disconnect'));
   const pool = await lowerThreadpoolPriority(config.threadpool.priority);
-  if (pool.fellBack)
+  if (config.threadpool.priority === 'idle' && pool.niced > 0)
     app.log.warn(
-      { threads: pool.threads, nice: pool.applied },
-      'the hash threads could not be given SCHED_IDLE (is chrt, from util-linux, installed?): they run at a nice value instead',
+      pool,
+      'hash threads that could not be given SCHED_IDLE (is chrt, from util-linux, installed?) run at a nice value instead',
     );
   // Node writes the compile cache at exit; a process that is killed instead would never save it.
   flushCompileCache();

@@ -50,15 +50,24 @@ function policyOf(tid: number): number | undefined {
 
 /**
  * Moves a thread to SCHED_IDLE through util-linux's `chrt` (Node has no call for a scheduling
- * policy; moving to SCHED_IDLE needs no privilege). True once /proc shows the policy took.
+ * policy; moving to SCHED_IDLE needs no privilege, leaving it does). Whatever `chrt` answers (it
+ * may be missing, time out after acting, or exit 0 without acting), /proc says whether it took.
  */
 async function toIdlePolicy(tid: number): Promise<boolean> {
   try {
     await execFileAsync('chrt', ['-i', '-p', '0', String(tid)], { timeout: 5000 });
   } catch {
-    return false;
+    // judged by /proc below
   }
   return policyOf(tid) === SCHED_IDLE;
+}
+
+/** Where the pool's threads ended up: how many under SCHED_IDLE, how many at which nice value. */
+export interface PoolScheduling {
+  threads: number;
+  idle: number;
+  niced: number;
+  nice: number;
 }
 
 /**
@@ -66,23 +75,21 @@ async function toIdlePolicy(tid: number): Promise<boolean> {
  * same cores the event loop gets them: reads stay fast during a sign-in storm, and hashes still
  * take every cycle nothing else wants (docs/decisions.md, 143). `idle` is SCHED_IDLE: a thread of
  * the normal policy that wakes preempts them at once, and the kernel counts a core that runs only
- * them as free when it places a waking thread. Where that cannot be set (no `chrt`, not Linux) the
- * threads get nice 19 instead, and `fellBack` says so. A number is a nice value; 0 leaves them alone.
+ * them as free when it places a waking thread. A thread that cannot be moved (no `chrt`) gets nice
+ * 19 instead, and the result counts it. A number is a nice value; 0 leaves them alone. Where /proc
+ * lists no pool threads (not Linux) nothing is changed, and the result says 0 threads.
  */
-export async function lowerThreadpoolPriority(
-  priority: PoolPriority,
-): Promise<{ threads: number; applied: PoolPriority; fellBack: boolean }> {
-  if (priority === 0) return { threads: 0, applied: 0, fellBack: false };
+export async function lowerThreadpoolPriority(priority: PoolPriority): Promise<PoolScheduling> {
+  const nice = priority === 'idle' ? IDLE_FALLBACK_NICE : priority;
+  if (priority === 0) return { threads: 0, idle: 0, niced: 0, nice };
   await stat('.'); // one job through the pool, so its threads exist
   const threads = threadpoolThreads();
-  if (threads.length === 0) return { threads: 0, applied: priority, fellBack: false };
+  let rest = threads;
   if (priority === 'idle') {
-    const moved = await Promise.all(threads.map(toIdlePolicy));
-    if (moved.every(Boolean)) return { threads: threads.length, applied: 'idle', fellBack: false };
-    priority = IDLE_FALLBACK_NICE;
-    for (const tid of threads) setPriority(tid, priority);
-    return { threads: threads.length, applied: priority, fellBack: true };
+    rest = [];
+    // One at a time: a process per thread at once would be hundreds on a big host's workers.
+    for (const tid of threads) if (!(await toIdlePolicy(tid))) rest.push(tid);
   }
-  for (const tid of threads) setPriority(tid, priority);
-  return { threads: threads.length, applied: priority, fellBack: false };
+  for (const tid of rest) setPriority(tid, nice);
+  return { threads: threads.length, idle: threads.length - rest.length, niced: rest.length, nice };
 }

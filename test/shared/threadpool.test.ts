@@ -2,7 +2,17 @@
 // (Linux: SCHED_IDLE by default, else a nice value), so hashing runs off the event loop and yields
 // the CPU to it. Read from /proc.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -10,6 +20,8 @@ import { startServer } from '../helpers/process.ts';
 import { describeUnless } from '../helpers/skip.ts';
 
 const linux = existsSync('/proc/self/task');
+/** util-linux's chrt, which the server uses for SCHED_IDLE (Debian has it in every install). */
+const chrt = spawnSync('sh', ['-c', 'command -v chrt'], { encoding: 'utf8' }).stdout.trim();
 const dir = mkdtempSync(join(tmpdir(), 'usher-pool-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -20,21 +32,42 @@ const SCHED_IDLE = 5;
  * Scheduling of each libuv pool thread of `pid`: its policy and nice value (fields 41 and 19 of
  * /proc/<pid>/task/<tid>/stat).
  */
-function poolThreads(pid: number): Array<{ policy: number; nice: number }> {
+function poolThreadsById(pid: number): Array<{ tid: number; policy: number; nice: number }> {
   const tasks = `/proc/${pid}/task`;
   return readdirSync(tasks)
     .filter((tid) => readFileSync(`${tasks}/${tid}/comm`, 'utf8').trim() === 'libuv-worker')
     .map((tid) => {
       const stat = readFileSync(`${tasks}/${tid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return { policy: Number(fields[38]), nice: Number(fields[16]) };
+      return { tid: Number(tid), policy: Number(fields[38]), nice: Number(fields[16]) };
     });
+}
+
+const poolThreads = (pid: number) => poolThreadsById(pid).map(({ policy, nice }) => ({ policy, nice }));
+
+/** A folder holding only a `chrt` that runs `script`, to put on the server's PATH. */
+function fakeChrt(name: string, script: string): string {
+  const bin = join(dir, name);
+  mkdirSync(bin);
+  writeFileSync(join(bin, 'chrt'), `#!/bin/sh\n${script}\n`);
+  chmodSync(join(bin, 'chrt'), 0o755);
+  return bin;
+}
+
+/** The server's warning about threads that stayed off SCHED_IDLE, once it has exited (the log is batched). */
+function idleWarnings(output: string): Array<Record<string, unknown>> {
+  return output
+    .split('\n')
+    .filter((line) => line.includes('SCHED_IDLE'))
+    .map((line) => JSON.parse(line));
 }
 
 const each = (n: number, thread: { policy: number; nice: number }) => Array.from({ length: n }, () => thread);
 
 describeUnless(linux ? false : 'needs /proc (Linux)', 'the libuv threadpool of a running server', () => {
-  test('HASH_CONCURRENCY=3 gives 5 pool threads (3 hash slots, 2 spares), each under SCHED_IDLE', async () => {
+  test('HASH_CONCURRENCY=3 gives 5 pool threads (3 hash slots, 2 spares), each under SCHED_IDLE', {
+    skip: chrt ? false : 'needs chrt (util-linux)',
+  }, async () => {
     const server = await startServer({
       DATABASE_URL: `sqlite:${join(dir, 'a.sqlite')}`,
       HASH_CONCURRENCY: '3',
@@ -71,15 +104,64 @@ describeUnless(linux ? false : 'needs /proc (Linux)', 'the libuv threadpool of a
     } finally {
       await server.stop(); // the log is written out in batches: all of it by the time it exits
     }
-    const warning = server
-      .output()
-      .split('\n')
-      .filter((line) => line.includes('SCHED_IDLE'))
-      .map((line) => JSON.parse(line));
-    assert.equal(warning.length, 1);
-    assert.equal(warning[0].level, 40);
-    assert.equal(warning[0].nice, 19);
-    assert.equal(warning[0].threads, 4);
+    const warnings = idleWarnings(server.output());
+    assert.equal(warnings.length, 1);
+    assert.equal(warnings[0]!.level, 40);
+    assert.deepEqual(
+      {
+        threads: warnings[0]!.threads,
+        idle: warnings[0]!.idle,
+        niced: warnings[0]!.niced,
+        nice: warnings[0]!.nice,
+      },
+      { threads: 4, idle: 0, niced: 4, nice: 19 },
+    );
+  });
+
+  test('a chrt that exits 0 without acting is not believed: /proc decides, and the threads get nice 19', async () => {
+    const server = await startServer({
+      DATABASE_URL: `sqlite:${join(dir, 'e.sqlite')}`,
+      HASH_CONCURRENCY: '2',
+      PATH: fakeChrt('noop', 'exit 0'),
+    });
+    try {
+      assert.deepEqual(poolThreads(server.child.pid!), each(4, { policy: SCHED_OTHER, nice: 19 }));
+    } finally {
+      await server.stop();
+    }
+    assert.equal(idleWarnings(server.output())[0]?.niced, 4);
+  });
+
+  test('when only some threads move, only the others get nice 19, and the log counts each kind', {
+    skip: chrt ? false : 'needs chrt (util-linux)',
+  }, async () => {
+    // Moves the threads with an even id and fails the others, as a chrt that times out now and then would.
+    const bin = fakeChrt('half', `[ $(( $4 % 2 )) -eq 0 ] && exec ${chrt} "$@"\nexit 1`);
+    const server = await startServer({
+      DATABASE_URL: `sqlite:${join(dir, 'f.sqlite')}`,
+      HASH_CONCURRENCY: '2',
+      PATH: bin,
+    });
+    let threads: Array<{ tid: number; policy: number; nice: number }>;
+    try {
+      threads = poolThreadsById(server.child.pid!);
+    } finally {
+      await server.stop();
+    }
+    assert.equal(threads.length, 4);
+    for (const { tid, policy, nice } of threads)
+      assert.deepEqual(
+        { tid, policy, nice },
+        tid % 2 === 0 ? { tid, policy: SCHED_IDLE, nice: 0 } : { tid, policy: SCHED_OTHER, nice: 19 },
+      );
+    const even = threads.filter(({ tid }) => tid % 2 === 0).length;
+    const warnings = idleWarnings(server.output());
+    if (even === 4) assert.equal(warnings.length, 0);
+    else
+      assert.deepEqual(
+        { idle: warnings[0]?.idle, niced: warnings[0]?.niced },
+        { idle: even, niced: 4 - even },
+      );
   });
 
   test('UV_THREADPOOL_SIZE and HASH_THREAD_NICE=0 are honoured', async () => {

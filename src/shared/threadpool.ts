@@ -33,7 +33,7 @@ function threadpoolThreads(): number[] {
 export type PoolPriority = 'idle' | number;
 
 /** The nice value the threads get where SCHED_IDLE cannot be set: the closest the normal policy has. */
-export const IDLE_FALLBACK_NICE = 19;
+const IDLE_FALLBACK_NICE = 19;
 
 const SCHED_IDLE = 5;
 const execFileAsync = promisify(execFile);

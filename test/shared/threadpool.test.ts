@@ -43,7 +43,9 @@ function poolThreadsById(pid: number): Array<{ tid: number; policy: number; nice
     });
 }
 
-const poolThreads = (pid: number) => poolThreadsById(pid).map(({ policy, nice }) => ({ policy, nice }));
+/** Each thread's policy and nice value, without its id. */
+const scheduling = (threads: Array<{ policy: number; nice: number }>) =>
+  threads.map(({ policy, nice }) => ({ policy, nice }));
 
 /** A folder holding only a `chrt` that runs `script`, to put on the server's PATH. */
 function fakeChrt(name: string, script: string): string {
@@ -54,12 +56,25 @@ function fakeChrt(name: string, script: string): string {
   return bin;
 }
 
-/** The server's warning about threads that stayed off SCHED_IDLE, once it has exited (the log is batched). */
-function idleWarnings(output: string): Array<Record<string, unknown>> {
-  return output
+/**
+ * Starts a server on its own database with `env`, reads its pool threads, and stops it: the
+ * threads, and the warnings about threads that stayed off SCHED_IDLE (read once it has exited,
+ * since the log is written out in batches).
+ */
+async function poolOf(database: string, env: Record<string, string>) {
+  const server = await startServer({ DATABASE_URL: `sqlite:${join(dir, database)}`, ...env });
+  let threads: Array<{ tid: number; policy: number; nice: number }>;
+  try {
+    threads = poolThreadsById(server.child.pid!);
+  } finally {
+    await server.stop();
+  }
+  const warnings: Array<Record<string, unknown>> = server
+    .output()
     .split('\n')
     .filter((line) => line.includes('SCHED_IDLE'))
     .map((line) => JSON.parse(line));
+  return { threads, warnings };
 }
 
 const each = (n: number, thread: { policy: number; nice: number }) => Array.from({ length: n }, () => thread);
@@ -68,86 +83,47 @@ describeUnless(linux ? false : 'needs /proc (Linux)', 'the libuv threadpool of a
   test('HASH_CONCURRENCY=3 gives 5 pool threads (3 hash slots, 2 spares), each under SCHED_IDLE', {
     skip: chrt ? false : 'needs chrt (util-linux)',
   }, async () => {
-    const server = await startServer({
-      DATABASE_URL: `sqlite:${join(dir, 'a.sqlite')}`,
-      HASH_CONCURRENCY: '3',
-    });
-    try {
-      assert.deepEqual(poolThreads(server.child.pid!), each(5, { policy: SCHED_IDLE, nice: 0 }));
-    } finally {
-      await server.stop();
-    }
+    const { threads } = await poolOf('a.sqlite', { HASH_CONCURRENCY: '3' });
+    assert.deepEqual(scheduling(threads), each(5, { policy: SCHED_IDLE, nice: 0 }));
   });
 
   test('HASH_THREAD_NICE=12 keeps the normal policy at nice 12 (the default on PostgreSQL)', async () => {
-    const server = await startServer({
-      DATABASE_URL: `sqlite:${join(dir, 'c.sqlite')}`,
-      HASH_CONCURRENCY: '2',
-      HASH_THREAD_NICE: '12',
-    });
-    try {
-      assert.deepEqual(poolThreads(server.child.pid!), each(4, { policy: SCHED_OTHER, nice: 12 }));
-    } finally {
-      await server.stop();
-    }
+    const { threads } = await poolOf('c.sqlite', { HASH_CONCURRENCY: '2', HASH_THREAD_NICE: '12' });
+    assert.deepEqual(scheduling(threads), each(4, { policy: SCHED_OTHER, nice: 12 }));
   });
 
   test('without chrt the threads get nice 19 instead, and the log says why', async () => {
-    const server = await startServer({
-      DATABASE_URL: `sqlite:${join(dir, 'd.sqlite')}`,
+    // No directory to find chrt in (the server itself is started by absolute path).
+    const { threads, warnings } = await poolOf('d.sqlite', {
       HASH_CONCURRENCY: '2',
-      // No directory to find chrt in (the server itself is started by absolute path).
       PATH: join(dir, 'empty'),
     });
-    try {
-      assert.deepEqual(poolThreads(server.child.pid!), each(4, { policy: SCHED_OTHER, nice: 19 }));
-    } finally {
-      await server.stop(); // the log is written out in batches: all of it by the time it exits
-    }
-    const warnings = idleWarnings(server.output());
+    assert.deepEqual(scheduling(threads), each(4, { policy: SCHED_OTHER, nice: 19 }));
     assert.equal(warnings.length, 1);
-    assert.equal(warnings[0]!.level, 40);
+    const { level, threads: count, idle, niced, nice } = warnings[0]!;
     assert.deepEqual(
-      {
-        threads: warnings[0]!.threads,
-        idle: warnings[0]!.idle,
-        niced: warnings[0]!.niced,
-        nice: warnings[0]!.nice,
-      },
-      { threads: 4, idle: 0, niced: 4, nice: 19 },
+      { level, count, idle, niced, nice },
+      { level: 40, count: 4, idle: 0, niced: 4, nice: 19 },
     );
   });
 
   test('a chrt that exits 0 without acting is not believed: /proc decides, and the threads get nice 19', async () => {
-    const server = await startServer({
-      DATABASE_URL: `sqlite:${join(dir, 'e.sqlite')}`,
+    const { threads, warnings } = await poolOf('e.sqlite', {
       HASH_CONCURRENCY: '2',
       PATH: fakeChrt('noop', 'exit 0'),
     });
-    try {
-      assert.deepEqual(poolThreads(server.child.pid!), each(4, { policy: SCHED_OTHER, nice: 19 }));
-    } finally {
-      await server.stop();
-    }
-    assert.equal(idleWarnings(server.output())[0]?.niced, 4);
+    assert.deepEqual(scheduling(threads), each(4, { policy: SCHED_OTHER, nice: 19 }));
+    assert.equal(warnings[0]?.niced, 4);
   });
 
   test('when only some threads move, only the others get nice 19, and the log counts each kind', {
     skip: chrt ? false : 'needs chrt (util-linux)',
   }, async () => {
     // Moves the threads with an even id and fails the others, as a chrt that times out now and then would.
-    const bin = fakeChrt('half', `[ $(( $4 % 2 )) -eq 0 ] && exec ${chrt} "$@"\nexit 1`);
-    const server = await startServer({
-      DATABASE_URL: `sqlite:${join(dir, 'f.sqlite')}`,
+    const { threads, warnings } = await poolOf('f.sqlite', {
       HASH_CONCURRENCY: '2',
-      PATH: bin,
+      PATH: fakeChrt('half', `[ $(( $4 % 2 )) -eq 0 ] && exec ${chrt} "$@"\nexit 1`),
     });
-    let threads: Array<{ tid: number; policy: number; nice: number }>;
-    try {
-      threads = poolThreadsById(server.child.pid!);
-    } finally {
-      await server.stop();
-    }
     assert.equal(threads.length, 4);
     for (const { tid, policy, nice } of threads)
       assert.deepEqual(
@@ -155,7 +131,6 @@ describeUnless(linux ? false : 'needs /proc (Linux)', 'the libuv threadpool of a
         tid % 2 === 0 ? { tid, policy: SCHED_IDLE, nice: 0 } : { tid, policy: SCHED_OTHER, nice: 19 },
       );
     const even = threads.filter(({ tid }) => tid % 2 === 0).length;
-    const warnings = idleWarnings(server.output());
     if (even === 4) assert.equal(warnings.length, 0);
     else
       assert.deepEqual(
@@ -179,7 +154,10 @@ describeUnless(linux ? false : 'needs /proc (Linux)', 'the libuv threadpool of a
         body: JSON.stringify({ email: 'pool@example.com', name: 'Pool', password: 'pool-password-1' }),
       });
       assert.equal(res.status, 201);
-      assert.deepEqual(poolThreads(server.child.pid!), each(6, { policy: SCHED_OTHER, nice: 0 }));
+      assert.deepEqual(
+        scheduling(poolThreadsById(server.child.pid!)),
+        each(6, { policy: SCHED_OTHER, nice: 0 }),
+      );
     } finally {
       await server.stop();
     }

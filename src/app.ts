@@ -200,7 +200,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(sessionsRoutes, { sessions: services.sessions, guard });
   await app.register(passkeyRoutes, { passkeys: services.passkeys, guard, profile, metrics });
   await app.register(mfaRoutes, { totp: services.totp });
-  await app.register(recoveryRoutes, { recovery: services.recovery });
+  await app.register(recoveryRoutes, {
+    recovery: services.recovery,
+    guard,
+    deviceTtlSeconds: services.auth.deviceTtlSeconds,
+  });
   await app.register(catalogRoutes, { catalog: services.catalog });
   if (profile.serves.restProbe) await app.register(restRoutes);
   await app.register(healthRoutes, { database, schema });

@@ -62,6 +62,8 @@ export interface Config {
     perAddress: number;
     concurrentPerAccount: number;
     concurrentPerAddress: number;
+    /** How long a client that signed in stays a known device of the account; 0: no known devices. */
+    deviceTtlMs: number;
   };
   /** Proxies whose X-Forwarded-For / -Proto are believed (addresses or CIDR ranges); none by default. */
   trustProxy: string[];
@@ -371,6 +373,7 @@ export function loadConfig(env: Env = process.env): Config {
       perAddress: integer(env, 'SIGNIN_MAX_FAILURES_PER_ADDRESS', 100, 1, 1_000_000),
       concurrentPerAccount: integer(env, 'SIGNIN_MAX_CONCURRENT_PER_ACCOUNT', 4, 1, 10_000),
       concurrentPerAddress: integer(env, 'SIGNIN_MAX_CONCURRENT_PER_ADDRESS', 8, 1, 10_000),
+      deviceTtlMs: integer(env, 'SIGNIN_DEVICE_TTL_SECONDS', 180 * 24 * 3600, 0, 2 * 365 * 24 * 3600) * 1000,
     },
     trustProxy: list(
       env,

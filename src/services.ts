@@ -2,6 +2,7 @@
 // the admin CLI share it, so both apply the same rules (validation, hashing, session revocation).
 
 import type { Kysely } from 'kysely';
+import { SigninDevicesRepository } from './auth/device-repository.ts';
 import { AuthService } from './auth/service.ts';
 import { SigninRepository } from './auth/signin-repository.ts';
 import { SigninThrottle } from './auth/throttle.ts';
@@ -70,7 +71,12 @@ export function createServices(config: Config, database: Database, now: Clock = 
 
   const hasher = new PasswordHasher(config.passwordHash);
   const sessions = new SessionService(repos.sessions, config.session, now);
-  const throttle = new SigninThrottle(repos.attempts, config.throttle, now);
+  const throttle = new SigninThrottle({
+    attempts: repos.attempts,
+    devices: new SigninDevicesRepository(database.db),
+    policy: config.throttle,
+    now,
+  });
   const mail = new MailService(repos.outbox, createTransport(config.mail), config.mail, now);
   const accountMail = new AccountMail(
     mail,
@@ -121,16 +127,16 @@ export function createServices(config: Config, database: Database, now: Clock = 
   return {
     hasher,
     users: new UsersService(repos.users, hasher, transaction, accountMail, mail, throttle),
-    auth: new AuthService(
-      repos.users,
-      repos.signins,
+    auth: new AuthService({
+      users: repos.users,
+      signins: repos.signins,
       hasher,
       throttle,
       sessions,
       transaction,
-      { requireVerifiedEmail: config.requireVerifiedEmail },
-      totp,
-    ),
+      requireVerifiedEmail: config.requireVerifiedEmail,
+      secondFactor: totp,
+    }),
     totp,
     sessions,
     throttle,

@@ -1,6 +1,8 @@
 // One audit for every way of signing in (password, with or without a second factor, passkey): one
 // metric and one log line per attempt, however it ended (judged, throttled, unreadable, the
-// database down), written once it has been answered.
+// database down). A judged attempt is recorded the moment it is judged, so a client that hangs up
+// before its answer still leaves its trace; whatever never reached a verdict is recorded once it
+// has been answered.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Metrics, SigninMethodLabel, SigninOutcomeLabel } from '../plugins/metrics.ts';
 
@@ -10,6 +12,8 @@ declare module 'fastify' {
     signinUserId: bigint | null;
     /** How a successful sign-in proved itself: for the audit line and the metric. */
     signinMethod: SigninMethodLabel | null;
+    /** Set once the attempt was recorded, so that the response hook does not record it again. */
+    signinAudited: boolean;
   }
 }
 
@@ -22,10 +26,25 @@ function outcomeOf(statusCode: number): SigninOutcomeLabel {
   return statusCode >= 500 ? 'unavailable' : 'invalid';
 }
 
-/** The onResponse hook of a sign-in route; its plugin decorates the two request fields it reads. */
-export function signinAudit(metrics: Pick<Metrics, 'signin' | 'signedIn'>) {
-  return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
-    const outcome = outcomeOf(reply.statusCode);
+/** What a sign-in route's plugin decorates requests with, for the audit to read. */
+export function decorateSigninRequests(app: { decorateRequest(name: string, value: unknown): unknown }) {
+  app.decorateRequest('signinUserId', null);
+  app.decorateRequest('signinMethod', null);
+  app.decorateRequest('signinAudited', false);
+}
+
+export interface SigninAudit {
+  /** Records the attempt as answered (or about to be) with `statusCode`; once per request. */
+  record(request: FastifyRequest, statusCode: number): void;
+  /** The onResponse hook of a sign-in route: records what was not recorded when judged. */
+  onResponse(request: FastifyRequest, reply: FastifyReply, done: () => void): void;
+}
+
+export function signinAudit(metrics: Pick<Metrics, 'signin' | 'signedIn'>): SigninAudit {
+  const record = (request: FastifyRequest, statusCode: number): void => {
+    if (request.signinAudited) return;
+    request.signinAudited = true;
+    const outcome = outcomeOf(statusCode);
     metrics.signin(outcome);
     const method = outcome === 'success' ? (request.signinMethod ?? undefined) : undefined;
     if (method) metrics.signedIn(method);
@@ -34,12 +53,18 @@ export function signinAudit(metrics: Pick<Metrics, 'signin' | 'signedIn'>) {
         event: 'signin',
         outcome,
         method,
-        status: reply.statusCode,
+        status: statusCode,
         userId: request.signinUserId === null ? undefined : String(request.signinUserId),
         address: request.ip,
       },
       'sign-in attempt',
     );
-    done();
+  };
+  return {
+    record,
+    onResponse: (request, reply, done) => {
+      record(request, reply.statusCode);
+      done();
+    },
   };
 }

@@ -4,11 +4,11 @@ import { Type } from 'typebox';
 import type { ErrorRenderer } from '../plugins/errors.ts';
 import type { Metrics } from '../plugins/metrics.ts';
 import { SIGNIN_NOTES, type WireProfile } from '../profiles/index.ts';
-import { type Authenticator, currentSession } from '../sessions/guard.ts';
+import { type Authenticator, currentSession, DEVICE_HEADER } from '../sessions/guard.ts';
 import { SessionComponent, sessionBody, TOKEN_MAX } from '../sessions/schemas.ts';
 import { AppError } from '../shared/errors.ts';
 import { component, failures, success } from '../shared/schemas.ts';
-import { signinAudit } from './audit.ts';
+import { decorateSigninRequests, signinAudit } from './audit.ts';
 import type { AuthService, SigninOutcome } from './service.ts';
 
 // Unused fields are ignored (CONTRACT), but a field that is there must be a string: no coercion.
@@ -51,6 +51,13 @@ export interface AuthRoutesOptions {
 
 type Success = Extract<SigninOutcome, { ok: true }>;
 
+/** The status each refusal is answered with. */
+function failureStatus(reason: Extract<SigninOutcome, { ok: false }>['reason']): number {
+  if (reason === 'throttled') return 429;
+  if (reason === 'unverified') return 403;
+  return 401;
+}
+
 /** POST /api/sessions' answer; named per profile since it holds the profile's user. */
 const tokenSessionFor = (profile: WireProfile) =>
   component(
@@ -89,9 +96,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   app,
   { auth, guard, profile, metrics },
 ) => {
-  app.decorateRequest('signinUserId', null);
-  app.decorateRequest('signinMethod', null);
-
+  decorateSigninRequests(app);
   const audit = signinAudit(metrics);
 
   /**
@@ -101,6 +106,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   const signIn = async (
     request: FastifyRequest,
     body: { email?: string | undefined; password?: string | undefined; code?: string | undefined },
+    successStatus: number,
   ): Promise<Success> => {
     const { email = '', password = '', code } = body;
     const outcome = await auth.signIn({
@@ -108,12 +114,15 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
       password,
       code,
       address: request.ip,
+      deviceToken: guard.deviceToken(request),
       userAgent: request.headers['user-agent'],
     });
     if (outcome.ok) {
       request.signinUserId = outcome.user.id;
       request.signinMethod = outcome.method;
     } else if (outcome.reason !== 'throttled') request.signinUserId = outcome.userId ?? null;
+    // Judged: recorded now, whether or not the client is still there for the answer.
+    audit.record(request, outcome.ok ? successStatus : failureStatus(outcome.reason));
     if (!outcome.ok) {
       if (outcome.reason === 'throttled') {
         throw new AppError('SIGNIN_FAILED', signinMessage(429), 429, {
@@ -151,7 +160,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   app.post(
     '/api/signin',
     {
-      onResponse: audit,
+      onResponse: audit.onResponse,
       schema: {
         summary: 'Sign in with email and password',
         operationId: 'signIn',
@@ -168,10 +177,11 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
       config: { renderError: renderSigninError, noStore: true },
     },
     async (request, reply) => {
-      const { user, started } = await signIn(request, request.body);
+      const { user, started, deviceToken } = await signIn(request, request.body, 200);
       // The documented body is unchanged; the session rides in the cookie (or is read back as a
       // Bearer token by clients that cannot keep cookies).
       guard.setCookie(request, reply, started.token);
+      if (deviceToken) guard.setDeviceCookie(request, reply, deviceToken, auth.deviceTtlSeconds);
       return profile.signinSuccess(user);
     },
   );
@@ -179,7 +189,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   app.post(
     '/api/sessions',
     {
-      onResponse: audit,
+      onResponse: audit.onResponse,
       schema: {
         summary: 'Sign in for a token, without a cookie (apps, servers, the docs page)',
         operationId: 'createSession',
@@ -195,7 +205,9 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
       config: { renderError: renderTokenSigninError, noStore: true },
     },
     async (request, reply) => {
-      const { user, started } = await signIn(request, request.body);
+      const { user, started, deviceToken } = await signIn(request, request.body, 201);
+      // No cookie here: the client keeps the device token and sends it back in the same header.
+      if (deviceToken) reply.header(DEVICE_HEADER, deviceToken);
       reply.code(201);
       return { token: started.token, session: sessionBody(started.session), user: profile.user(user) };
     },

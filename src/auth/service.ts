@@ -12,7 +12,14 @@ import type { Attempt, SigninThrottle } from './throttle.ts';
 export type SigninMethod = 'password' | 'totp' | 'recovery_code';
 
 export type SigninOutcome =
-  | { ok: true; user: User; started: StartedSession; method: SigninMethod }
+  | {
+      ok: true;
+      user: User;
+      started: StartedSession;
+      method: SigninMethod;
+      /** The token the client is known by from now on (its device cookie); undefined when devices are off. */
+      deviceToken: string | undefined;
+    }
   /** The right password for an account with TOTP in force, without a good code. */
   | { ok: false; reason: 'second-factor'; userId: bigint }
   | { ok: false; reason: 'credentials'; userId: bigint | undefined }
@@ -27,6 +34,8 @@ export interface SigninRequest {
   code?: string | undefined;
   /** The client's address, for the throttle. */
   address: string;
+  /** The device token the client sent (cookie or header), if any. */
+  deviceToken?: string | undefined;
   userAgent?: string | undefined;
 }
 
@@ -48,9 +57,20 @@ export interface SigninRepositories extends MfaRepositories {
 }
 
 /** The second factor as sign-in uses it (mfa/service.ts's TotpService). */
-export type SecondFactor = Pick<TotpService, 'check' | 'use' | 'signedIn'>;
+export type SecondFactor = Pick<TotpService, 'check' | 'use' | 'signedIn' | 'delayLeft' | 'failed'>;
 
 type CodeMatch = Extract<SecondFactorCheck, { kind: 'totp' | 'recovery_code' }>;
+
+export interface AuthServiceDeps {
+  users: UsersRepository;
+  signins: SigninRepository;
+  hasher: PasswordHasher;
+  throttle: SigninThrottle;
+  sessions: SessionService;
+  transaction: InTransaction<SigninRepositories>;
+  requireVerifiedEmail: boolean;
+  secondFactor: SecondFactor;
+}
 
 export class AuthService {
   readonly #users: UsersRepository;
@@ -62,24 +82,15 @@ export class AuthService {
   readonly #requireVerifiedEmail: boolean;
   readonly #secondFactor: SecondFactor;
 
-  constructor(
-    users: UsersRepository,
-    signins: SigninRepository,
-    hasher: PasswordHasher,
-    throttle: SigninThrottle,
-    sessions: SessionService,
-    transaction: InTransaction<SigninRepositories>,
-    options: { requireVerifiedEmail: boolean },
-    secondFactor: SecondFactor,
-  ) {
-    this.#secondFactor = secondFactor;
-    this.#requireVerifiedEmail = options.requireVerifiedEmail;
-    this.#users = users;
-    this.#signins = signins;
-    this.#hasher = hasher;
-    this.#throttle = throttle;
-    this.#sessions = sessions;
-    this.#transaction = transaction;
+  constructor(deps: AuthServiceDeps) {
+    this.#secondFactor = deps.secondFactor;
+    this.#requireVerifiedEmail = deps.requireVerifiedEmail;
+    this.#users = deps.users;
+    this.#signins = deps.signins;
+    this.#hasher = deps.hasher;
+    this.#throttle = deps.throttle;
+    this.#sessions = deps.sessions;
+    this.#transaction = deps.transaction;
   }
 
   /**
@@ -92,12 +103,19 @@ export class AuthService {
    * one dummy hash, the same work as a wrong password, so neither the answer nor its timing tells
    * whether the account exists. A session starts only if the verified hash is still the user's.
    */
-  async signIn({ email, password, code, address, userAgent }: SigninRequest): Promise<SigninOutcome> {
+  async signIn({
+    email,
+    password,
+    code,
+    address,
+    deviceToken,
+    userAgent,
+  }: SigninRequest): Promise<SigninOutcome> {
     const key = email.length > EMAIL_MAX * 4 ? '' : emailKey(email);
     if (impossibleCredentials(email, key, password))
       return { ok: false, reason: 'credentials', userId: undefined };
 
-    const verdict = await this.#throttle.begin(key, address);
+    const verdict = await this.#throttle.begin(key, address, deviceToken);
     if (!verdict.allowed)
       return { ok: false, reason: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds };
     try {
@@ -138,8 +156,18 @@ export class AuthService {
         await attempt.abandoned();
         return { ok: false, reason: 'second-factor', userId: found.user.id };
       }
+      // Past a few wrong codes in a row, codes wait a growing delay; a device the account knows
+      // does not (the owner), so wrong codes from someone with the password cannot lock them out.
+      const delay =
+        factor.kind === 'none' || attempt.device.known ? 0 : this.#secondFactor.delayLeft(found.totp);
+      if (delay > 0) {
+        // The code was not looked at: nothing is counted, for or against.
+        await attempt.abandoned();
+        return { ok: false, reason: 'throttled', retryAfterSeconds: Math.ceil(delay / 1000) };
+      }
       if (factor.kind === 'wrong') {
         await attempt.failed();
+        await this.#secondFactor.failed(found.user);
         return { ok: false, reason: 'second-factor', userId: found.user.id };
       }
       if (factor.kind !== 'none') match = factor;
@@ -152,6 +180,7 @@ export class AuthService {
         : undefined;
     if (started === 'code-spent') {
       await attempt.failed();
+      await this.#secondFactor.failed(found!.user);
       return { ok: false, reason: 'second-factor', userId: found!.user.id };
     }
     if (!found || started === undefined) {
@@ -161,7 +190,13 @@ export class AuthService {
     if (match) this.#secondFactor.signedIn(match.kind);
     if (this.#hasher.needsRehash(found.passwordHash))
       await this.#rehash(found.user.id, found.passwordHash, password);
-    return { ok: true, user: found.user, started, method: match?.kind ?? 'password' };
+    return {
+      ok: true,
+      user: found.user,
+      started,
+      method: match?.kind ?? 'password',
+      deviceToken: this.#throttle.devicesOn ? attempt.device.token : undefined,
+    };
   }
 
   /**
@@ -180,7 +215,11 @@ export class AuthService {
     attempt: Attempt,
   ): Promise<StartedSession | 'code-spent' | undefined> {
     const { row, started } = this.#sessions.issue(user.id, userAgent);
-    const grant = { session: row, passwordHash, forgive: attempt.forgiveness };
+    const now = row.now.getTime();
+    const remember = this.#throttle.devicesOn
+      ? { tokenDigest: attempt.device.digest, now, expiresAt: this.#throttle.deviceExpiry(now) }
+      : undefined;
+    const grant = { session: row, passwordHash, forgive: attempt.forgiveness, remember };
     if (!match) return (await this.#signins.grantSession(grant)) ? started : undefined;
     return this.#transaction(async (repos) => {
       // The row is locked before the code is spent, so a code is never spent for a hash that
@@ -189,6 +228,11 @@ export class AuthService {
       if (!(await this.#secondFactor.use(repos, user, match))) return 'code-spent';
       return (await repos.signins.grantSession(grant)) ? started : undefined;
     });
+  }
+
+  /** The device cookie's Max-Age. */
+  get deviceTtlSeconds(): number {
+    return this.#throttle.deviceTtlSeconds;
   }
 
   /** The user a session belongs to, as read with the session: no second query. */

@@ -5,6 +5,7 @@ import { type TotpFactor, toTotpFactor } from '../mfa/repository.ts';
 import { type NewSession, sessionRow } from '../sessions/repository.ts';
 import { USER_COLUMNS, userOfTuple } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
+import { SigninDevicesRepository } from './device-repository.ts';
 import { SigninAttemptsRepository } from './throttle-repository.ts';
 
 /** The account an email names, as a password sign-in needs it: one read. */
@@ -19,8 +20,10 @@ export interface Signer {
 export interface SessionGrant {
   session: NewSession;
   passwordHash: string;
-  /** The throttle's rows a success clears: this account from this address. */
-  forgive: { accountDigest: string; address: string };
+  /** The throttle's rows a success clears: this account from this address and this known device. */
+  forgive: { accountDigest: string; address: string; device: string | null };
+  /** The client to remember as a known device of the account; undefined when devices are off. */
+  remember: { tokenDigest: string; now: number; expiresAt: number } | undefined;
 }
 
 export interface SigninRepositoryOptions {
@@ -60,6 +63,8 @@ export class SigninRepository {
           'totp_factors.secret_sealed',
           'totp_factors.confirmed_at',
           'totp_factors.last_step',
+          'totp_factors.failures',
+          'totp_factors.locked_until',
         ])
         .where('users.email_key', '=', s.emailKey),
     );
@@ -68,7 +73,7 @@ export class SigninRepository {
     if (!row) return undefined;
     // The user's columns come first, then the rest of the select list.
     const rest = row.slice(USER_COLUMNS.length) as unknown as SignerRest;
-    const [passwordHash, totpUserId, sealed, confirmedAt, lastStep] = rest;
+    const [passwordHash, totpUserId, sealed, confirmedAt, lastStep, failures, lockedUntil] = rest;
     return {
       user: userOfTuple(row),
       passwordHash,
@@ -80,6 +85,8 @@ export class SigninRepository {
               secret_sealed: sealed,
               confirmed_at: confirmedAt,
               last_step: lastStep,
+              failures: failures ?? 0,
+              locked_until: lockedUntil,
             }),
     };
   }
@@ -97,7 +104,7 @@ export class SigninRepository {
     return this.#db.transaction().execute((trx) => grantInSteps(trx, grant));
   }
 
-  async #grantInOneStatement({ session, passwordHash, forgive }: SessionGrant): Promise<boolean> {
+  async #grantInOneStatement({ session, passwordHash, forgive, remember }: SessionGrant): Promise<boolean> {
     this.#grant ??= slotted(GRANT_SLOTS, (s) =>
       this.#db
         .with('granted', (db) => insertIfHash(db, s, s.passwordHash, true).returning('user_id'))
@@ -105,9 +112,32 @@ export class SigninRepository {
           db
             .deleteFrom('signin_attempts')
             .where('account_digest', '=', s.accountDigest)
-            .where('address', '=', s.address)
+            .where((eb) => eb.or([eb('address', '=', s.address), eb('device', '=', s.device)]))
             .where(({ exists, selectFrom }) => exists(selectFrom('granted').select('user_id')))
             .returning('id'),
+        )
+        // Only once granted, and a null digest (devices off) inserts nothing.
+        .with('remembered', (db) =>
+          db
+            .insertInto('signin_devices')
+            .columns(['token_digest', 'account_digest', 'remembered_at', 'known_until'])
+            .expression((eb) =>
+              eb
+                .selectFrom('granted')
+                .select([
+                  eb.val(s.rememberDigest).as('token_digest'),
+                  eb.val(s.accountDigest).as('account_digest'),
+                  eb.val(s.rememberAt).as('remembered_at'),
+                  eb.val(s.rememberUntil).as('known_until'),
+                ])
+                .where(eb.cast(eb.val(s.rememberDigest), 'text'), 'is not', null),
+            )
+            .onConflict((oc) =>
+              oc
+                .columns(['token_digest', 'account_digest'])
+                .doUpdateSet((eb) => ({ known_until: eb.ref('excluded.known_until') })),
+            )
+            .returning('token_digest'),
         )
         .selectFrom('granted')
         .select(({ fn }) => fn.countAll<number | string | bigint>().as('granted')),
@@ -115,7 +145,14 @@ export class SigninRepository {
     const rows = await runPrepared(
       this.#db,
       this.#grant.query,
-      this.#grant.parameters({ ...sessionRow(session), passwordHash, ...forgive }),
+      this.#grant.parameters({
+        ...sessionRow(session),
+        passwordHash,
+        ...forgive,
+        rememberDigest: remember?.tokenDigest ?? null,
+        rememberAt: BigInt(remember?.now ?? 0),
+        rememberUntil: BigInt(remember?.expiresAt ?? 0),
+      }),
     );
     return Number(rows[0]?.[0] ?? 0) > 0;
   }
@@ -132,7 +169,16 @@ const SESSION_COLUMNS = Object.keys({
   last_seen_at: true,
   expires_at: true,
 } satisfies Record<keyof SessionValues, true>) as (keyof SessionValues)[];
-const GRANT_SLOTS = [...SESSION_COLUMNS, 'passwordHash', 'accountDigest', 'address'] as const;
+const GRANT_SLOTS = [
+  ...SESSION_COLUMNS,
+  'passwordHash',
+  'accountDigest',
+  'address',
+  'device',
+  'rememberDigest',
+  'rememberAt',
+  'rememberUntil',
+] as const;
 type GrantSlot = (typeof GRANT_SLOTS)[number];
 
 /** findSigner's columns after the user's, in order. */
@@ -142,6 +188,8 @@ type SignerRest = readonly [
   secretSealed: string | null,
   confirmedAt: Date | null,
   lastStep: bigint | number | null,
+  failures: number | null,
+  lockedUntil: bigint | number | null,
 ];
 
 /**
@@ -167,11 +215,13 @@ function insertIfHash(
     });
 }
 
-async function grantInSteps(db: Kysely<Tables>, { session, passwordHash, forgive }: SessionGrant) {
+async function grantInSteps(db: Kysely<Tables>, { session, passwordHash, forgive, remember }: SessionGrant) {
   const granted = await insertIfHash(db, sessionRow(session), passwordHash, false)
     .returning('user_id')
     .executeTakeFirst();
   if (!granted) return false;
-  await new SigninAttemptsRepository(db).clear(forgive.accountDigest, forgive.address);
+  await new SigninAttemptsRepository(db).clear(forgive.accountDigest, forgive);
+  if (remember)
+    await new SigninDevicesRepository(db).remember({ ...remember, accountDigest: forgive.accountDigest });
   return true;
 }

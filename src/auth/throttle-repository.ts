@@ -10,6 +10,8 @@ export interface AttemptCounts {
   accountInFlight: number;
   address: number;
   addressInFlight: number;
+  /** This account from this known device (zero for a client not known). */
+  device: number;
 }
 
 /** For each count of AttemptCounts, the number it must stay below. */
@@ -22,18 +24,21 @@ const COUNT_COLUMNS = {
   accountInFlight: 'account_in_flight',
   address: 'address',
   addressInFlight: 'address_in_flight',
+  device: 'device',
 } as const satisfies Record<keyof AttemptCounts, string>;
 const COUNTS = Object.keys(COUNT_COLUMNS) as (keyof AttemptCounts)[];
 
-/** One attempt's scopes and times: its account and address, now, and where its window starts. */
+/** One attempt's scopes and times: its account, address and known device, now, and where its window starts. */
 export interface AttemptAt {
   accountDigest: string;
   address: string;
+  /** The digest of a known device's token; null for a client not known. */
+  device: string | null;
   now: number;
   since: number;
 }
 
-const AT_SLOTS = ['accountDigest', 'address', 'now', 'since'] as const;
+const AT_SLOTS = ['accountDigest', 'address', 'device', 'now', 'since'] as const;
 type AtSlot = (typeof AT_SLOTS)[number];
 const ROOM_SLOTS = {
   pair: 'roomPair',
@@ -41,19 +46,24 @@ const ROOM_SLOTS = {
   accountInFlight: 'roomAccountInFlight',
   address: 'roomAddress',
   addressInFlight: 'roomAddressInFlight',
+  device: 'roomDevice',
 } as const satisfies Record<keyof AttemptCounts, string>;
 const RESERVE_SLOTS = [...AT_SLOTS, 'pendingUntil', ...Object.values(ROOM_SLOTS)] as const;
 type ReserveSlot = (typeof RESERVE_SLOTS)[number];
 
 /** An attempt's values for its slots: times as the bigint columns hold them. */
-const slotValues = ({ accountDigest, address, now, since }: AttemptAt): Record<AtSlot, unknown> => ({
+const slotValues = ({ accountDigest, address, device, now, since }: AttemptAt): Record<AtSlot, unknown> => ({
   accountDigest,
   address,
+  device,
   now: BigInt(now),
   since: BigInt(since),
 });
 
-export type AttemptScope = { accountDigest: string; address?: string } | { address: string };
+export type AttemptScope =
+  | { accountDigest: string; address?: string }
+  | { address: string }
+  | { accountDigest: string; device: string };
 
 const asNumber = (value: unknown) => Number(value ?? 0);
 
@@ -77,13 +87,14 @@ export class SigninAttemptsRepository {
     this.#reserve ??= slotted(RESERVE_SLOTS, (s) =>
       this.#db
         .insertInto('signin_attempts')
-        .columns(['account_digest', 'address', 'at', 'pending_until'])
+        .columns(['account_digest', 'address', 'device', 'at', 'pending_until'])
         .expression((eb) =>
           eb
             .selectFrom(this.#counting(s).as('counted'))
             .select([
               eb.val(s.accountDigest).as('account_digest'),
               eb.val(s.address).as('address'),
+              eb.val(s.device).as('device'),
               eb.val(s.now).as('at'),
               eb.val(s.pendingUntil).as('pending_until'),
             ])
@@ -135,6 +146,8 @@ export class SigninAttemptsRepository {
           accountInFlight: eb.and([ofAccount, inFlight]),
           address: ofAddress,
           addressInFlight: eb.and([ofAddress, inFlight]),
+          // NULL = NULL is not true: a client not known counts none.
+          device: eb.and([ofAccount, eb('device', '=', s.device)]),
         };
         return COUNTS.map((count) =>
           eb.fn
@@ -157,7 +170,8 @@ export class SigninAttemptsRepository {
   async nthNewest(scope: AttemptScope, since: number, nth: number): Promise<number | undefined> {
     let query = this.#db.selectFrom('signin_attempts').select('at').where('at', '>', BigInt(since));
     if ('accountDigest' in scope) query = query.where('account_digest', '=', scope.accountDigest);
-    if (scope.address !== undefined) query = query.where('address', '=', scope.address);
+    if ('address' in scope && scope.address !== undefined) query = query.where('address', '=', scope.address);
+    if ('device' in scope) query = query.where('device', '=', scope.device);
     const row = await query
       .orderBy('at', 'desc')
       .offset(nth - 1)
@@ -176,10 +190,14 @@ export class SigninAttemptsRepository {
     await this.#db.deleteFrom('signin_attempts').where('id', '=', id).execute();
   }
 
-  /** A success forgives that account's attempts from that address; without `address`, from everywhere. */
-  async clear(accountDigest: string, address?: string): Promise<void> {
+  /**
+   * A success forgives that account's attempts from that address and from that device (null:
+   * none); without `from`, from everywhere.
+   */
+  async clear(accountDigest: string, from?: { address: string; device: string | null }): Promise<void> {
     let query = this.#db.deleteFrom('signin_attempts').where('account_digest', '=', accountDigest);
-    if (address !== undefined) query = query.where('address', '=', address);
+    if (from !== undefined)
+      query = query.where((eb) => eb.or([eb('address', '=', from.address), eb('device', '=', from.device)]));
     await query.execute();
   }
 

@@ -1,5 +1,8 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { addressKey } from '../shared/address.ts';
+import type { SigninDevicesRepository } from './device-repository.ts';
 import type {
+  AttemptAt,
   AttemptCounts,
   AttemptLimits,
   AttemptScope,
@@ -22,6 +25,21 @@ export interface ThrottlePolicy {
   concurrentPerAccount: number;
   /** Sign-ins from one address in flight at once, across accounts. */
   concurrentPerAddress: number;
+  /**
+   * How long a client that signed in stays known to the account (renewed at each sign-in); while
+   * it is, its sign-ins are judged by its own failures (`perAccountAddress` of them), not by the
+   * account's, its address's or the pair's. 0 turns known devices off.
+   */
+  deviceTtlMs: number;
+}
+
+/** The device a sign-in came from, and the token it is to be remembered by if it succeeds. */
+export interface AttemptDevice {
+  /** The token to hand the client (the one it sent, when it sent a well-formed one; else new). */
+  token: string;
+  digest: string;
+  /** Whether the account knew this device when the attempt began. */
+  known: boolean;
 }
 
 /** An attempt that passed the throttle; exactly one of its methods is called when it is over. */
@@ -36,7 +54,8 @@ export interface Attempt {
    * The attempts `succeeded` clears. A success that writes a session clears them in the same
    * statement or transaction instead (SigninRepository.grantSession), in place of `succeeded`.
    */
-  readonly forgiveness: { accountDigest: string; address: string };
+  readonly forgiveness: { accountDigest: string; address: string; device: string | null };
+  readonly device: AttemptDevice;
 }
 
 export type ThrottleVerdict =
@@ -48,6 +67,13 @@ export type ThrottleVerdict =
  * matters when a process dies mid-attempt: its reservation then turns into a counted failure.
  */
 const IN_FLIGHT_LEASE_MS = 60_000;
+
+/** A count no limit is checked against (the store compares integers). */
+const UNLIMITED = 2_147_483_647;
+
+/** 256 random bits, base64url: the only form of device token accepted. */
+const DEVICE_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+const deviceDigest = (token: string) => createHash('sha256').update(token).digest('hex');
 
 /** The account as stored: a fixed-size digest, whatever length of email the client sent. */
 export function accountDigest(accountKey: string): string {
@@ -63,56 +89,136 @@ export function accountDigest(accountKey: string): string {
  */
 export class SigninThrottle {
   readonly #attempts: SigninAttemptsRepository;
+  readonly #devices: SigninDevicesRepository;
   readonly #policy: ThrottlePolicy;
   readonly #now: () => number;
-  /** What each count must stay below for one more attempt to go ahead. */
+  /** What each count must stay below for one more attempt from a client not known to go ahead. */
   readonly #room: AttemptLimits;
+  /**
+   * The same for a known device: only its own failures and the in-flight caps. The account's and
+   * the address's failures are an attacker's to make, so they cannot keep the owner out.
+   */
+  readonly #knownRoom: AttemptLimits;
 
-  constructor(attempts: SigninAttemptsRepository, policy: ThrottlePolicy, now: () => number = Date.now) {
-    this.#attempts = attempts;
+  constructor(deps: {
+    attempts: SigninAttemptsRepository;
+    devices: SigninDevicesRepository;
+    policy: ThrottlePolicy;
+    now?: () => number;
+  }) {
+    const { policy } = deps;
+    this.#attempts = deps.attempts;
+    this.#devices = deps.devices;
     this.#policy = policy;
-    this.#now = now;
+    this.#now = deps.now ?? Date.now;
     this.#room = {
       pair: policy.perAccountAddress,
       account: policy.perAccount,
       address: policy.perAddress,
       accountInFlight: policy.concurrentPerAccount,
       addressInFlight: policy.concurrentPerAddress,
+      device: UNLIMITED,
+    };
+    this.#knownRoom = {
+      ...this.#room,
+      pair: UNLIMITED,
+      account: UNLIMITED,
+      address: UNLIMITED,
+      device: policy.perAccountAddress,
     };
   }
 
-  async begin(accountKey: string, address: string): Promise<ThrottleVerdict> {
+  /**
+   * `address` is the client's IP address (counted by network: shared/address.ts); `deviceToken`
+   * the device token the client sent, if any.
+   */
+  async begin(accountKey: string, address: string, deviceToken?: string): Promise<ThrottleVerdict> {
     const now = this.#now();
     const since = now - this.#policy.windowMs;
     const digest = accountDigest(accountKey);
-    const at = { accountDigest: digest, address, now, since };
+    const device = await this.#device(deviceToken, digest, now);
+    const network = addressKey(address);
+    const at = {
+      accountDigest: digest,
+      address: network,
+      device: device.known ? device.digest : null,
+      now,
+      since,
+    };
+    const room = device.known ? this.#knownRoom : this.#room;
     // The reservation is made only when the counts before it are within the limits, in one
     // statement: when they are reached already (someone hammering), the refusal costs no write.
-    const id = await this.#attempts.reserve(at, now + IN_FLIGHT_LEASE_MS, this.#room);
+    const id = await this.#attempts.reserve(at, now + IN_FLIGHT_LEASE_MS, room);
     if (id === undefined) {
       // Which limits, for Retry-After; they may have eased since, and the refusal stands.
-      const hit = this.#limitsHit(await this.#attempts.counts(at), digest, address, 0);
+      const hit = this.#limitsHit(await this.#attempts.counts(at), at, room, 0);
       return this.#refusal(hit ?? { over: [] }, since, now);
     }
     // Each count now includes this attempt: it may go ahead when it is within every limit.
-    const hit = this.#limitsHit(await this.#attempts.counts(at), digest, address, 1);
-    if (!hit) return { allowed: true, attempt: this.#attempt(id, digest, address) };
+    const hit = this.#limitsHit(await this.#attempts.counts(at), at, room, 1);
+    if (!hit) return { allowed: true, attempt: this.#attempt(id, at, device) };
     // Refused attempts are not counted: waiting out the window must be enough.
     await this.#attempts.remove(id);
     return this.#refusal(hit, since, now);
+  }
+
+  /** The client's device: known to the account when its token is one the account remembers. */
+  async #device(token: string | undefined, account: string, now: number): Promise<AttemptDevice> {
+    if (token !== undefined && DEVICE_TOKEN.test(token)) {
+      const digest = deviceDigest(token);
+      const known = this.#policy.deviceTtlMs > 0 && (await this.#devices.isKnown(digest, account, now));
+      return { token, digest, known };
+    }
+    const fresh = randomBytes(32).toString('base64url');
+    return { token: fresh, digest: deviceDigest(fresh), known: false };
+  }
+
+  /** When a device remembered now stops being known. */
+  deviceExpiry(now: number): number {
+    return now + this.#policy.deviceTtlMs;
+  }
+
+  get deviceTtlSeconds(): number {
+    return Math.floor(this.#policy.deviceTtlMs / 1000);
+  }
+
+  get devicesOn(): boolean {
+    return this.#policy.deviceTtlMs > 0;
+  }
+
+  /**
+   * Remembers a device for an account outside a sign-in: after a password reset, whose link
+   * proved the mailbox, the browser that finished it is known, so the owner of an account under
+   * attack has a way back in. Returns the token to hand the client, or undefined when devices
+   * are off.
+   */
+  async rememberDevice(accountKey: string, deviceToken: string | undefined): Promise<string | undefined> {
+    if (!this.devicesOn) return undefined;
+    const now = this.#now();
+    const digest = accountDigest(accountKey);
+    const device = await this.#device(deviceToken, digest, now);
+    await this.#devices.remember({
+      tokenDigest: device.digest,
+      accountDigest: digest,
+      now,
+      expiresAt: this.deviceExpiry(now),
+    });
+    return device.token;
   }
 
   /**
    * The limits `counts` reach, with `self` (0 or 1) of them being the attempt asking; undefined
    * when it may go ahead.
    */
-  #limitsHit(counts: AttemptCounts, digest: string, address: string, self: 0 | 1): LimitsHit | undefined {
-    const room = this.#room;
+  #limitsHit(counts: AttemptCounts, at: AttemptAt, room: AttemptLimits, self: 0 | 1): LimitsHit | undefined {
+    const { accountDigest: digest, address, device } = at;
     const reached = (count: keyof AttemptLimits) => counts[count] - self >= room[count];
     const over = [
       reached('pair') && { scope: { accountDigest: digest, address }, limit: room.pair },
       reached('account') && { scope: { accountDigest: digest }, limit: room.account },
       reached('address') && { scope: { address }, limit: room.address },
+      device !== null &&
+        reached('device') && { scope: { accountDigest: digest, device }, limit: room.device },
     ].filter((x) => x !== false);
     const busy = reached('accountInFlight') || reached('addressInFlight');
     return over.length > 0 || busy ? { over } : undefined;
@@ -128,12 +234,14 @@ export class SigninThrottle {
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - now) / 1000)) };
   }
 
-  #attempt(id: bigint, digest: string, address: string): Attempt {
+  #attempt(id: bigint, at: AttemptAt, device: AttemptDevice): Attempt {
+    const { accountDigest: digest, address } = at;
     return {
       failed: () => this.#attempts.settle(id),
-      succeeded: () => this.#attempts.clear(digest, address),
+      succeeded: () => this.#attempts.clear(digest, { address, device: at.device }),
       abandoned: () => this.#attempts.remove(id),
-      forgiveness: { accountDigest: digest, address },
+      forgiveness: { accountDigest: digest, address, device: at.device },
+      device,
     };
   }
 
@@ -142,8 +250,12 @@ export class SigninThrottle {
     return this.#attempts.clear(accountDigest(accountKey));
   }
 
-  /** Drops attempts older than the window; run in the background, never by a request. */
-  purgeExpired(now = this.#now()): Promise<number> {
-    return this.#attempts.deleteBefore(now - this.#policy.windowMs);
+  /** Drops attempts older than the window, and devices no longer known; run in the background, never by a request. */
+  async purgeExpired(now = this.#now()): Promise<number> {
+    const [attempts, devices] = await Promise.all([
+      this.#attempts.deleteBefore(now - this.#policy.windowMs),
+      this.#devices.deleteExpired(now),
+    ]);
+    return attempts + devices;
   }
 }

@@ -120,6 +120,18 @@ export interface SigninAttemptsTable {
   at: EpochMs;
   /** Epoch ms until which the attempt counts as in flight; null once settled as a failure. */
   pending_until: ColumnType<bigint | null, number | null, number | null>;
+  /** SHA-256 of the known device's token the attempt came with; null from a client not known. */
+  device: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** A client that signed in to an account before (OWASP device cookie), by its token's digest. */
+export interface SigninDevicesTable {
+  token_digest: string;
+  /** The throttle's digest of the account's email key. */
+  account_digest: string;
+  remembered_at: EpochMs;
+  /** Known to the account until then (epoch ms; not `expires_at`, which SQLite reads as text time). */
+  known_until: EpochMs;
 }
 
 /**
@@ -172,6 +184,10 @@ export interface TotpFactorsTable {
   confirmed_at: MaybeTimestamp;
   /** RFC 6238 time step of the last code accepted; a code of this step or earlier is refused. */
   last_step: ColumnType<bigint | null, number | null | undefined, number | null>;
+  /** Wrong codes given since the last good one, after the right password. */
+  failures: ColumnType<number, number | undefined, number>;
+  /** Epoch ms before which no code is checked (the delay growing with `failures`); null when none. */
+  locked_until: ColumnType<bigint | null, number | null | undefined, number | null>;
 }
 
 export interface RecoveryCodesTable {
@@ -189,6 +205,7 @@ export interface Tables {
   products: ProductsTable;
   reviews: ReviewsTable;
   signin_attempts: SigninAttemptsTable;
+  signin_devices: SigninDevicesTable;
   account_tokens: AccountTokensTable;
   reset_requests: ResetRequestsTable;
   mail_outbox: MailOutboxTable;

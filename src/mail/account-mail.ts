@@ -11,6 +11,7 @@ import {
   passwordChangedMessage,
   passwordResetMessage,
   recoveryCodeUsedMessage,
+  secondFactorFailuresMessage,
   totpDisabledMessage,
   totpEnabledMessage,
   verifyEmailMessage,
@@ -78,6 +79,15 @@ export class AccountMail {
 
   async totpDisabled(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
     await this.#mail.queue(repos.outbox, totpDisabledMessage(user.email, user.name));
+  }
+
+  /** Someone gave the right password and then wrong codes, `failures` times in a row. */
+  async secondFactorFailures(
+    repos: Pick<AccountMailRepositories, 'outbox'>,
+    user: Addressee,
+    failures: number,
+  ): Promise<void> {
+    await this.#mail.queue(repos.outbox, secondFactorFailuresMessage(user.email, user.name, failures));
   }
 
   /** `left`: the unused codes after this one. */

@@ -186,3 +186,16 @@ export function recoveryCodeUsedMessage(to: string, name: string, left: number):
     closing: CLOSING,
   });
 }
+
+export function secondFactorFailuresMessage(to: string, name: string, failures: number): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'Your password was used with wrong sign-in codes',
+    greeting: hello(name),
+    paragraphs: [
+      `Someone signed in with your password and then gave ${failures} wrong codes from your authenticator app in a row. Two-step sign-in stopped them, and further codes are now checked only after a growing delay.`,
+      'If this was not you, someone knows your password: change it now (a password reset works too), so that they cannot keep trying. Signing in from a device you have used before still works.',
+    ],
+    closing: CLOSING,
+  });
+}

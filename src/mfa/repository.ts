@@ -6,6 +6,10 @@ export interface TotpFactor {
   sealedSecret: string;
   confirmed: boolean;
   lastStep: bigint | null;
+  /** Wrong codes since the last good one. */
+  failures: number;
+  /** Epoch ms before which no code is checked; null when there is no delay. */
+  lockedUntil: number | null;
 }
 
 /** A totp_factors row's columns, as read. */
@@ -14,6 +18,8 @@ export interface TotpFactorRow {
   secret_sealed: string;
   confirmed_at: Date | null;
   last_step: bigint | number | string | null;
+  failures: number | string | bigint;
+  locked_until: bigint | number | string | null;
 }
 
 export function toTotpFactor(row: TotpFactorRow): TotpFactor {
@@ -22,6 +28,8 @@ export function toTotpFactor(row: TotpFactorRow): TotpFactor {
     sealedSecret: row.secret_sealed,
     confirmed: row.confirmed_at !== null,
     lastStep: row.last_step === null ? null : BigInt(row.last_step),
+    failures: Number(row.failures),
+    lockedUntil: row.locked_until === null ? null : Number(row.locked_until),
   };
 }
 
@@ -34,7 +42,7 @@ export class MfaRepository {
   async find(userId: bigint): Promise<TotpFactor | undefined> {
     const row = await this.#db
       .selectFrom('totp_factors')
-      .select(['user_id', 'secret_sealed', 'confirmed_at', 'last_step'])
+      .select(['user_id', 'secret_sealed', 'confirmed_at', 'last_step', 'failures', 'locked_until'])
       .where('user_id', '=', userId)
       .executeTakeFirst();
     return row && toTotpFactor(row);
@@ -74,12 +82,42 @@ export class MfaRepository {
   async useStep(userId: bigint, step: number): Promise<boolean> {
     const result = await this.#db
       .updateTable('totp_factors')
-      .set({ last_step: step })
+      .set({ last_step: step, failures: 0, locked_until: null })
       .where('user_id', '=', userId)
       .where('confirmed_at', 'is not', null)
       .where((eb) => eb.or([eb('last_step', 'is', null), eb('last_step', '<', BigInt(step))]))
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
+  }
+
+  /** One more wrong code: the count of them since the last good one (0 when the factor is gone). */
+  async recordFailure(userId: bigint): Promise<number> {
+    const row = await this.#db
+      .updateTable('totp_factors')
+      .set((eb) => ({ failures: eb('failures', '+', 1) }))
+      .where('user_id', '=', userId)
+      .returning('failures')
+      .executeTakeFirst();
+    return row ? Number(row.failures) : 0;
+  }
+
+  /** No code is checked before `until` (epoch ms). */
+  async delayCodes(userId: bigint, until: number): Promise<void> {
+    await this.#db
+      .updateTable('totp_factors')
+      .set({ locked_until: until })
+      .where('user_id', '=', userId)
+      .execute();
+  }
+
+  /** A good code, or a password reset (whoever guessed no longer has the password): the count starts again. */
+  async clearFailures(userId: bigint): Promise<void> {
+    await this.#db
+      .updateTable('totp_factors')
+      .set({ failures: 0, locked_until: null })
+      .where('user_id', '=', userId)
+      .where('failures', '>', 0)
+      .execute();
   }
 
   /** Whatever factor the user has, pending or in force, and their recovery codes. True when one was in force. */

@@ -31,6 +31,25 @@ const RECOVERY_LENGTH = 12;
 /** Longer than any code with its separators: not worth normalising. */
 const CODE_INPUT_MAX = 64;
 
+/**
+ * Wrong codes after the right password (decision 146). The first FREE_CODE_FAILURES in a row are
+ * judged at once (a person mistyping); then each one starts a delay, doubling from
+ * FIRST_CODE_DELAY_MS up to MAX_CODE_DELAY_MS, before any code is checked again from a client the
+ * account does not know. With three codes valid at a time (one step of drift either way), about
+ * 45 guesses fit in 30 days: a 0.014% chance for someone holding the password (SECURITY.md).
+ */
+export const FREE_CODE_FAILURES = 5;
+export const FIRST_CODE_DELAY_MS = 60_000;
+export const MAX_CODE_DELAY_MS = 24 * 3600 * 1000;
+/** At this many wrong codes in a row, the account's owner is mailed: someone has their password. */
+export const CODE_FAILURES_MAILED_AT = 3;
+
+/** The delay after `failures` wrong codes in a row; 0 while they are free. */
+export function codeDelayMs(failures: number): number {
+  if (failures < FREE_CODE_FAILURES) return 0;
+  return Math.min(MAX_CODE_DELAY_MS, FIRST_CODE_DELAY_MS * 2 ** Math.min(30, failures - FREE_CODE_FAILURES));
+}
+
 export interface MfaRepositories {
   mfa: MfaRepository;
   outbox: OutboxRepository;
@@ -193,8 +212,35 @@ export class TotpService {
   ): Promise<boolean> {
     if (match.kind === 'totp') return repos.mfa.useStep(user.id, match.step);
     if (!(await repos.mfa.useRecoveryCode(user.id, match.codeHash))) return false;
+    await repos.mfa.clearFailures(user.id);
     await this.#d.accountMail.recoveryCodeUsed(repos, user, await repos.mfa.recoveryCodesLeft(user.id));
     return true;
+  }
+
+  /**
+   * How long before a code is checked again for the account whose factor is `factor` (0: now).
+   * Clients the account knows are not held by it (auth/service.ts), so an attacker who has the
+   * password cannot keep the owner out with wrong codes.
+   */
+  delayLeft(factor: TotpFactor | undefined): number {
+    const until = factor?.lockedUntil;
+    return until == null ? 0 : Math.max(0, until - this.#d.now());
+  }
+
+  /**
+   * A wrong (or replayed) code after the right password: counted in a row, delayed once past the
+   * free ones, and the owner mailed when the count reaches CODE_FAILURES_MAILED_AT.
+   */
+  async failed(user: User): Promise<void> {
+    const mailed = await this.#d.transaction(async (repos) => {
+      const failures = await repos.mfa.recordFailure(user.id);
+      const delay = codeDelayMs(failures);
+      if (delay > 0) await repos.mfa.delayCodes(user.id, this.#d.now() + delay);
+      if (failures !== CODE_FAILURES_MAILED_AT) return false;
+      await this.#d.accountMail.secondFactorFailures(repos, user, failures);
+      return true;
+    });
+    if (mailed) this.#d.mail.wake();
   }
 
   /** After the session's transaction committed. */

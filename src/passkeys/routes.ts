@@ -246,7 +246,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
   app.post(
     '/api/signin/passkey',
     {
-      onResponse: audit,
+      onResponse: audit.onResponse,
       schema: {
         summary: 'Sign in with a passkey',
         operationId: 'signInWithPasskey',

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { PASSWORD_INPUT_MAX } from '../passwords/hasher.ts';
 import { PASSWORD_MAX } from '../passwords/policy.ts';
-import { currentSession } from '../sessions/guard.ts';
+import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { BODY_ERRORS, component, failures, noContent, success } from '../shared/schemas.ts';
 import type { RecoveryService } from './service.ts';
 
@@ -21,10 +21,11 @@ const token = Type.String({
 });
 
 /** Password reset and email verification (CONTRACT "Mail, password reset and email verification"). */
-export const recoveryRoutes: FastifyPluginAsyncTypebox<{ recovery: RecoveryService }> = async (
-  app,
-  { recovery },
-) => {
+export const recoveryRoutes: FastifyPluginAsyncTypebox<{
+  recovery: RecoveryService;
+  guard: Authenticator;
+  deviceTtlSeconds: number;
+}> = async (app, { recovery, guard, deviceTtlSeconds }) => {
   app.post(
     '/api/password/forgot',
     {
@@ -82,7 +83,12 @@ export const recoveryRoutes: FastifyPluginAsyncTypebox<{ recovery: RecoveryServi
       config: { noStore: true },
     },
     async (request, reply) => {
-      await recovery.reset(request.body.token, request.body.password);
+      const device = await recovery.reset(
+        request.body.token,
+        request.body.password,
+        guard.deviceToken(request),
+      );
+      if (device) guard.setDeviceCookie(request, reply, device, deviceTtlSeconds);
       return reply.code(204).send(null);
     },
   );

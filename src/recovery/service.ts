@@ -3,6 +3,7 @@ import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail } from '../mail/account-mail.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
 import type { MailService } from '../mail/service.ts';
+import type { MfaRepository } from '../mfa/repository.ts';
 import type { PasswordHasher } from '../passwords/hasher.ts';
 import { checkPassword } from '../passwords/policy.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
@@ -20,6 +21,7 @@ export interface RecoveryRepositories {
   tokens: AccountTokensRepository;
   outbox: OutboxRepository;
   requests: ResetRequestsRepository;
+  mfa: MfaRepository;
 }
 
 export interface RecoveryPolicy {
@@ -131,7 +133,13 @@ export class RecoveryService {
    * voids their other reset links, marks the email verified (the link reached its owner), forgives
    * the account's sign-in failures, and mails a notice.
    */
-  async reset(token: string, password: string): Promise<void> {
+  /**
+   * `deviceToken`: the client's device token, if it sent one. Resolves the device token the
+   * client is now known by for the account (undefined when known devices are off): the link
+   * proved the mailbox, so this client is the owner's way back in while others' failures hold the
+   * account (decision 145).
+   */
+  async reset(token: string, password: string, deviceToken?: string): Promise<string | undefined> {
     const tokenHash = isTokenShaped(token) ? hashAccountToken(token) : undefined;
     // Checked before the (costly) hash; consumed below, in the transaction of the change.
     if (!tokenHash || !(await this.#repos.tokens.find(tokenHash, 'password-reset', new Date(this.#now())))) {
@@ -150,11 +158,14 @@ export class RecoveryService {
       await repos.users.markEmailVerified(user.id, now);
       await repos.sessions.deleteForUser(user.id);
       await repos.tokens.voidAll(user.id, 'password-reset', now);
+      // Whoever was guessing codes with the old password has it no more.
+      await repos.mfa.clearFailures(user.id);
       await this.#accountMail.passwordChanged(repos, user);
       return user;
     });
     await this.#throttle.forgiveAccount(emailKey(user.email));
     this.#mail.wake();
+    return this.#throttle.rememberDevice(emailKey(user.email), deviceToken);
   }
 
   /** POST /api/email/verify: the link proves the address it was sent to, if it is still the user's. */

@@ -17,6 +17,13 @@ declare module 'fastify' {
 }
 
 export const SESSION_COOKIE = 'usher_session';
+/**
+ * The device cookie (OWASP's): proof that this client signed in to an account before, so that
+ * failures others cause on the account do not keep it out (auth/throttle.ts). Clients without
+ * cookies send the same token in the DEVICE_HEADER they were given it in.
+ */
+export const DEVICE_COOKIE = 'usher_device';
+export const DEVICE_HEADER = 'usher-device';
 
 /** OpenAPI security requirement of routes that need a session: the cookie or a Bearer token. */
 export const SESSION_SECURITY: Array<Record<string, string[]>> = [{ sessionCookie: [] }, { bearerToken: [] }];
@@ -114,6 +121,28 @@ export class Authenticator {
     reply.setCookie(SESSION_COOKIE, token, {
       ...this.#attributes(request),
       maxAge: Math.floor(this.#sessions.policy.absoluteTtlMs / 1000),
+    });
+  }
+
+  /** The device token the client sent: its device cookie, or else the Usher-Device header. */
+  deviceToken(request: FastifyRequest): string | undefined {
+    const header = request.headers.cookie;
+    const cookie = header ? fastifyCookie.parse(header)[DEVICE_COOKIE] : undefined;
+    if (cookie) return cookie;
+    const sent = request.headers[DEVICE_HEADER];
+    return typeof sent === 'string' ? sent : undefined;
+  }
+
+  /**
+   * Only sign-in routes read it, all under /api, and only from Usher's own pages or apps, so it
+   * goes nowhere else and never with a cross-site request.
+   */
+  setDeviceCookie(request: FastifyRequest, reply: FastifyReply, token: string, maxAgeSeconds: number): void {
+    reply.setCookie(DEVICE_COOKIE, token, {
+      ...this.#attributes(request),
+      path: '/api',
+      sameSite: 'strict',
+      maxAge: maxAgeSeconds,
     });
   }
 

@@ -24,6 +24,7 @@ const HIGH = {
   perAddress: 1000,
   concurrentPerAccount: 1000,
   concurrentPerAddress: 1000,
+  deviceTtlMs: 180 * 24 * 3600 * 1000,
 };
 
 /**

@@ -15,6 +15,7 @@ describeEachStore('Sign-in throttling', (store) => {
     perAddress: 8,
     concurrentPerAccount: 1000,
     concurrentPerAddress: 1000,
+    deviceTtlMs: 180 * 24 * 3600 * 1000,
   };
   let a: TestApp;
   let b: TestApp;
@@ -395,6 +396,7 @@ test('config: throttle, proxy and CORS settings are validated', async () => {
     perAddress: 100,
     concurrentPerAccount: 4,
     concurrentPerAddress: 8,
+    deviceTtlMs: 180 * 24 * 3600 * 1000,
   });
   assert.throws(() => loadConfig({ SIGNIN_MAX_CONCURRENT_PER_ACCOUNT: '0' }), ConfigError);
   assert.throws(() => loadConfig({ HASH_QUEUE_LIMIT: 'many' }), ConfigError);

@@ -25,10 +25,10 @@ function setCookies(res: LightMyRequestResponse): string[] {
   return ([] as string[]).concat(res.headers['set-cookie'] ?? []);
 }
 
-/** The one Set-Cookie header of a response (asserts there is exactly one). */
+/** The one session Set-Cookie header of a response (asserts there is exactly one). */
 function sessionCookie(res: LightMyRequestResponse): string {
-  const cookies = setCookies(res);
-  assert.equal(cookies.length, 1, `one Set-Cookie expected, got ${JSON.stringify(cookies)}`);
+  const cookies = setCookies(res).filter((c) => c.startsWith('usher_session='));
+  assert.equal(cookies.length, 1, `one session Set-Cookie expected, got ${JSON.stringify(setCookies(res))}`);
   return cookies[0]!;
 }
 

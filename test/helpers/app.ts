@@ -37,6 +37,7 @@ export const NO_THROTTLE = {
   perAddress: 1e6,
   concurrentPerAccount: 1e6,
   concurrentPerAddress: 1e6,
+  deviceTtlMs: 180 * 24 * 3600 * 1000,
 } as const;
 
 /** Where this test process's apps write mail when no SMTP server is configured. */

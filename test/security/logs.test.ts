@@ -581,6 +581,7 @@ describeEachStore('Logs hold no secrets; sign-ins are audited', (store) => {
         perAddress: 100,
         concurrentPerAccount: 1000,
         concurrentPerAddress: 1000,
+        deviceTtlMs: 180 * 24 * 3600 * 1000,
       },
     });
     // Each request from its own client address, so the audit lines can be matched to requests.

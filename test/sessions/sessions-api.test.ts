@@ -566,6 +566,7 @@ describeEachStore('The signed-in user and their sessions', (store) => {
       perAddress: 50,
       concurrentPerAccount: 1000,
       concurrentPerAddress: 1000,
+      deviceTtlMs: 180 * 24 * 3600 * 1000,
     };
     let a2: TestApp;
     let b2: TestApp;

@@ -19,6 +19,7 @@ describeEachStore('Re-authentication on PUT /api/users/{id}', (store) => {
     perAddress: 50,
     concurrentPerAccount: 1000,
     concurrentPerAddress: 1000,
+    deviceTtlMs: 180 * 24 * 3600 * 1000,
   };
   const apps = {} as Record<Profile, TestApp>;
   before(async () => {

@@ -38,6 +38,13 @@ export interface SigninAudit {
   record(request: FastifyRequest, statusCode: number): void;
   /** The onResponse hook of a sign-in route: records what was not recorded when judged. */
   onResponse(request: FastifyRequest, reply: FastifyReply, done: () => void): void;
+  /**
+   * An onRequest hook of a sign-in route. A response that never finishes writing (the client
+   * hung up) runs no onResponse hook, so the access log would have no line for it: this one
+   * stands in, with nginx's 499 for "client closed the request". (Fastify's onRequestAbort only
+   * fires while the request body is still arriving.)
+   */
+  watchHangUp(request: FastifyRequest, reply: FastifyReply, done: () => void): void;
 }
 
 export function signinAudit(metrics: Pick<Metrics, 'signin' | 'signedIn'>): SigninAudit {
@@ -64,6 +71,19 @@ export function signinAudit(metrics: Pick<Metrics, 'signin' | 'signedIn'>): Sign
     record,
     onResponse: (request, reply, done) => {
       record(request, reply.statusCode);
+      done();
+    },
+    watchHangUp: (request, reply, done) => {
+      const hungUp = () => {
+        if (reply.raw.writableFinished) return;
+        request.log.info(
+          { method: request.method, url: request.url, statusCode: 499, address: request.ip },
+          'request closed by the client before its answer',
+        );
+      };
+      // Gone already (its 'close' has passed): the attempt is still judged, and answered to no one.
+      if (request.raw.socket?.destroyed) hungUp();
+      else reply.raw.once('close', hungUp);
       done();
     },
   };

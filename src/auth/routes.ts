@@ -161,6 +161,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
     '/api/signin',
     {
       onResponse: audit.onResponse,
+      onRequest: audit.watchHangUp,
       schema: {
         summary: 'Sign in with email and password',
         operationId: 'signIn',
@@ -190,6 +191,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
     '/api/sessions',
     {
       onResponse: audit.onResponse,
+      onRequest: audit.watchHangUp,
       schema: {
         summary: 'Sign in for a token, without a cookie (apps, servers, the docs page)',
         operationId: 'createSession',

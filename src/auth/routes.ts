@@ -25,6 +25,19 @@ const credentialFields = {
   ),
 };
 const SigninBody = Type.Object(credentialFields, { additionalProperties: true });
+/** The device token, for clients without cookies (browsers send the device cookie instead). */
+const SigninHeaders = Type.Object({
+  'usher-device': Type.Optional(
+    Type.String({
+      // The 16 KiB header limit stops anything longer; a value of the wrong form is ignored, not refused.
+      maxLength: 16_384,
+      description:
+        'The device token an earlier sign-in of this client to the account handed out (`Usher-Device` response ' +
+        "header of POST /api/sessions): the attempt is then judged by this client's own failures. Ignored when " +
+        'it is not one the account knows.',
+    }),
+  ),
+});
 const TokenSigninBody = SigninBody;
 
 /** Names the factor a sign-in still needs; only sent once the password was right. */
@@ -170,6 +183,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
           'held in an HttpOnly cookie; the body is the documented one (SPEC 4.1). Attempts are throttled per ' +
           'account and per client address.',
         body: SigninBody,
+        headers: SigninHeaders,
         response: {
           200: success(profile.signinSuccessSchema, 'Signed in; the session cookie is set.', 'Set-Cookie'),
           ...profile.signinFailures,
@@ -199,8 +213,13 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
           'The same checks and throttle as POST /api/signin. The token goes in `Authorization: Bearer …`; ' +
           'no cookie is set. Failures are SIGNIN_FAILED with a message, in both profiles.',
         body: TokenSigninBody,
+        headers: SigninHeaders,
         response: {
-          201: success(tokenSessionFor(profile).ref, 'Signed in: the token, the session and the user.'),
+          201: success(
+            tokenSessionFor(profile).ref,
+            'Signed in: the token, the session and the user.',
+            'Usher-Device',
+          ),
           ...failuresWithMessage,
         },
       },

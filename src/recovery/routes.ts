@@ -76,7 +76,10 @@ export const recoveryRoutes: FastifyPluginAsyncTypebox<{
           { additionalProperties: false },
         ),
         response: {
-          204: noContent('The password is changed; every session of the account has ended.'),
+          204: noContent(
+            'The password is changed; every session of the account has ended. This browser is now a known device of the account.',
+            'Set-Cookie',
+          ),
           ...failures(['INVALID_TOKEN', ...BODY_ERRORS], { notes: TOKEN_NOTES }),
         },
       },

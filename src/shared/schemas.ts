@@ -50,7 +50,20 @@ export const HEADERS = {
   'Set-Cookie': {
     type: 'string',
     maxLength: 512,
-    description: 'The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal.',
+    description:
+      'The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or ' +
+      'a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which ' +
+      "this browser's sign-ins to the account are judged by their own failures, not by others'.",
+  },
+  'Usher-Device': {
+    type: 'string',
+    minLength: 43,
+    maxLength: 43,
+    pattern: '^[A-Za-z0-9_-]{43}$',
+    description:
+      'The device token of this client for the account (it replaces the device cookie for clients without ' +
+      "cookies): send it back in the `Usher-Device` request header on later sign-ins, so that others' failed " +
+      'guesses on the account do not lock this client out. Keep it like a session token.',
   },
   'X-Total-Count': {
     type: 'integer',

@@ -159,11 +159,14 @@ export class PasskeyService {
       attestationType: 'none',
       supportedAlgorithmIDs: ALGORITHMS,
       excludeCredentials: existing,
-      // Discoverable, so the passkey alone signs in (no email typed first).
+      // Discoverable, so the passkey alone signs in (no email typed first). User verification
+      // required, as at sign-in: a credential made without it could never sign in, so the browser
+      // is told at once (it asks a security key for a PIN, or offers only authenticators that
+      // verify) rather than the user learning it from a refused sign-in later.
       authenticatorSelection: {
         residentKey: 'required',
         requireResidentKey: true,
-        userVerification: 'preferred',
+        userVerification: 'required',
       },
     });
     await this.#passkeys.saveChallenge(
@@ -197,6 +200,7 @@ export class PasskeyService {
         expectedChallenge: challenge,
         expectedOrigin: this.#rp.origin,
         expectedRPID: this.#rp.id,
+        // Checked below instead, so that this refusal can say why.
         requireUserVerification: false,
         supportedAlgorithmIDs: ALGORITHMS,
       });
@@ -204,6 +208,11 @@ export class PasskeyService {
       verified = { verified: false };
     }
     if (!verified.verified) throw new RegistrationRefused('it could not be verified');
+    // A passkey made without user verification could never sign in (signIn requires it): not kept.
+    if (!verified.registrationInfo.userVerified)
+      throw new RegistrationRefused(
+        'the authenticator did not verify you (a PIN, fingerprint or face lock): a passkey must; set one up on it and try again',
+      );
     const { credential: made } = verified.registrationInfo;
     const view: PasskeyView = {
       id: randomBytes(16).toString('hex'),
@@ -249,7 +258,9 @@ export class PasskeyService {
     const options = await generateAuthenticationOptions({
       rpID: this.#rp.id,
       allowCredentials: [],
-      userVerification: 'preferred',
+      // A passkey signs in alone, with no password and no TOTP code: only possession plus the
+      // authenticator's PIN or biometric makes that two factors. A touch alone is one.
+      userVerification: 'required',
       timeout: CHALLENGE_TTL_MS,
     });
     await this.#passkeys.saveChallenge(options.challenge, 'signin', null, this.#now() + CHALLENGE_TTL_MS);
@@ -291,12 +302,15 @@ export class PasskeyService {
           counter: stored.counter,
           transports: stored.transports,
         },
-        requireUserVerification: false,
+        // The UV flag in the signed authenticator data, whatever the options said: a client can
+        // ignore them, and an authenticator that only tests presence must not sign in.
+        requireUserVerification: true,
       });
       if (!result.verified) return fail(stored.userId);
       newCounter = result.authenticationInfo.newCounter;
     } catch {
-      // Bad signature, wrong origin or RP, a counter that did not grow, malformed data: all alike.
+      // Bad signature, wrong origin or RP, no user verification, a counter that did not grow,
+      // malformed data: all alike.
       return fail(stored.userId);
     }
     const user = await this.#users.findById(stored.userId);

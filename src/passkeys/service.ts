@@ -10,9 +10,10 @@ import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
-import type { Clock, SessionService, StartedSession } from '../sessions/service.ts';
+import type { ActiveSession, Clock, SessionService, StartedSession } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
-import type { UsersRepository } from '../users/repository.ts';
+import { FRESH_SIGNIN_MS, type Reauthentication } from '../users/reauth.ts';
+import { toUser, type UsersRepository } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
 import { CredentialTakenError, type PasskeysRepository, type PasskeyView } from './repository.ts';
 
@@ -66,12 +67,6 @@ export interface PasskeyTransactionRepositories extends AccountMailRepositories 
 }
 
 /**
- * Adding a passkey needs a sign-in this recent: a passkey outlives sessions and password resets,
- * so a borrowed device or a stolen, older token must not be enough to plant one.
- */
-export const FRESH_SIGNIN_MS = 10 * 60 * 1000;
-
-/**
  * The WebAuthn user handle of a user: their id as decimal text. Not personal data, and the same
  * for every registration of one account, so an authenticator keeps one passkey per account.
  */
@@ -108,10 +103,12 @@ export class PasskeyService {
   readonly #now: Clock;
   readonly #accountMail: AccountMail;
   readonly #mail: Pick<MailService, 'wake'>;
+  readonly #reauth: Reauthentication;
 
   constructor(options: {
     accountMail: AccountMail;
     mail: Pick<MailService, 'wake'>;
+    reauth: Reauthentication;
     passkeys: PasskeysRepository;
     users: UsersRepository;
     sessions: SessionService;
@@ -129,8 +126,10 @@ export class PasskeyService {
     this.#now = options.now;
     this.#accountMail = options.accountMail;
     this.#mail = options.mail;
+    this.#reauth = options.reauth;
   }
 
+  /** Adding a passkey needs a recent sign-in (FRESH_SIGNIN_MS): a password alone does not do. */
   #requireFreshSignin(signedInAt: Date): void {
     if (this.#now() - signedInAt.getTime() > FRESH_SIGNIN_MS) {
       throw new AppError(
@@ -248,8 +247,26 @@ export class PasskeyService {
     return this.#passkeys.list(userId, PASSKEY_LIST_MAX);
   }
 
-  delete(userId: bigint, id: string): Promise<boolean> {
-    return this.#passkeys.delete(userId, id);
+  /**
+   * Removes one of the actor's passkeys, after re-authentication (a recent sign-in or
+   * `currentPassword`): a stolen session alone must not take the owner's ways in away. The notice
+   * to the account's address commits with the removal. False when the actor has no such passkey.
+   */
+  async delete(
+    actor: ActiveSession,
+    id: string,
+    currentPassword: string | undefined,
+    client: { address: string },
+  ): Promise<boolean> {
+    await this.#reauth.confirm(actor, currentPassword, client.address, 'Removing a passkey');
+    const user = toUser(actor.owner);
+    const removed = await this.#transaction(async (repos) => {
+      const name = await repos.passkeys.delete(user.id, id);
+      if (name !== undefined) await this.#accountMail.passkeyRemoved(repos, user, name);
+      return name !== undefined;
+    });
+    if (removed) this.#mail.wake();
+    return removed;
   }
 
   /** Request options for a passwordless sign-in: no allowCredentials, any discoverable passkey. */

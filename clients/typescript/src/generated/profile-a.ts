@@ -42,7 +42,7 @@ export interface paths {
         post?: never;
         /**
          * Delete your own account
-         * @description Deletes your account and ends its sessions; the session cookie is cleared.
+         * @description Deletes your account and ends its sessions; the session cookie is cleared. Needs a sign-in of the last 10 minutes or your present password in `currentPassword` (the body is optional): otherwise 403 FORBIDDEN; a wrong one is 400 VALIDATION_FAILED (`currentPassword: …`) and counts in the sign-in throttle (429 SIGNIN_FAILED once it holds the account). A verified address is mailed a notice.
          */
         delete: operations["deleteUser"];
         options?: never;
@@ -250,7 +250,7 @@ export interface paths {
         post?: never;
         /**
          * Remove one of your passkeys: it cannot sign in any more
-         * @description Another user's passkey is unknown (404).
+         * @description Another user's passkey is unknown (404). Needs a sign-in of the last 10 minutes or your present password in `currentPassword` (the body is optional): otherwise 403 FORBIDDEN; a wrong one is 400 VALIDATION_FAILED (`currentPassword: …`) and counts in the sign-in throttle (429 SIGNIN_FAILED once it holds the account). A notice is mailed to the account's address.
          */
         delete: operations["deletePasskey"];
         options?: never;
@@ -1148,7 +1148,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Your present password: needed when your sign-in is more than 10 minutes old; a wrong one counts in the sign-in throttle. */
+                    currentPassword?: string;
+                };
+            };
+        };
         responses: {
             /** @description Deleted. */
             204: {
@@ -1159,7 +1166,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1177,7 +1188,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description `FORBIDDEN`: Not your own account, or a cookie sent cross-site. */
+            /** @description `FORBIDDEN`: Not your own account, a cookie sent cross-site, or a sign-in over 10 minutes old without `currentPassword`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1193,6 +1204,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Wrong present passwords (`currentPassword`) have throttled the account. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
             /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
@@ -2102,7 +2142,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Your present password: needed when your sign-in is more than 10 minutes old; a wrong one counts in the sign-in throttle. */
+                    currentPassword?: string;
+                };
+            };
+        };
         responses: {
             /** @description Removed. */
             204: {
@@ -2111,7 +2158,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2129,7 +2180,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            /** @description `FORBIDDEN`: A cookie sent cross-site, or a sign-in over 10 minutes old without `currentPassword`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2145,6 +2196,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Wrong present passwords (`currentPassword`) have throttled the account. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
             /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */

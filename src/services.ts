@@ -28,6 +28,7 @@ import { RecoveryService } from './recovery/service.ts';
 import { SessionsRepository } from './sessions/repository.ts';
 import { type Clock, SessionService } from './sessions/service.ts';
 import { AccountTokensRepository } from './tokens/repository.ts';
+import { Reauthentication } from './users/reauth.ts';
 import { UsersRepository } from './users/repository.ts';
 import { UsersService } from './users/service.ts';
 
@@ -97,6 +98,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
     policy: config.passwordReset,
     now,
   });
+  const reauth = new Reauthentication({ users: repos.users, attempts: throttle, hasher, now });
   const passkeys = new PasskeyService({
     passkeys: new PasskeysRepository(database.db),
     users: repos.users,
@@ -109,6 +111,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
     })),
     accountMail,
     mail,
+    reauth,
     relyingParty: relyingParty(config.publicUrl),
     requireVerifiedEmail: config.requireVerifiedEmail,
     now,
@@ -126,7 +129,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
   });
   return {
     hasher,
-    users: new UsersService(repos.users, hasher, transaction, accountMail, mail, throttle),
+    users: new UsersService(repos.users, hasher, transaction, accountMail, mail, throttle, reauth),
     auth: new AuthService({
       users: repos.users,
       signins: repos.signins,

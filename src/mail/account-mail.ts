@@ -6,8 +6,10 @@ import { newAccountToken } from '../tokens/tokens.ts';
 import type { OutboxRepository } from './repository.ts';
 import type { MailService } from './service.ts';
 import {
+  accountDeletedMessage,
   emailChangedMessage,
   passkeyAddedMessage,
+  passkeyRemovedMessage,
   passwordChangedMessage,
   passwordResetMessage,
   recoveryCodeUsedMessage,
@@ -62,6 +64,22 @@ export class AccountMail {
 
   async passkeyAdded(repos: AccountMailRepositories, user: Addressee, passkeyName: string): Promise<void> {
     await this.#mail.queue(repos.outbox, passkeyAddedMessage(user.email, user.name, passkeyName));
+  }
+
+  async passkeyRemoved(
+    repos: Pick<AccountMailRepositories, 'outbox'>,
+    user: Addressee,
+    passkeyName: string,
+  ): Promise<void> {
+    await this.#mail.queue(repos.outbox, passkeyRemovedMessage(user.email, user.name, passkeyName));
+  }
+
+  /**
+   * A goodbye to the address of an account being deleted, in the transaction that deletes it: the
+   * outbox has no foreign key to users, so the message outlives the row it was about.
+   */
+  async accountDeleted(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
+    await this.#mail.queue(repos.outbox, accountDeletedMessage(user.email, user.name));
   }
 
   async passwordChanged(repos: AccountMailRepositories, user: Addressee): Promise<void> {

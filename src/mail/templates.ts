@@ -109,6 +109,32 @@ export function passkeyAddedMessage(to: string, name: string, passkeyName: strin
   });
 }
 
+export function passkeyRemovedMessage(to: string, name: string, passkeyName: string): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'A passkey was removed from your account',
+    greeting: hello(name),
+    paragraphs: [
+      `The passkey named "${passkeyName}" was just removed from your account; it can no longer sign in.`,
+      NOT_YOU,
+    ],
+    closing: CLOSING,
+  });
+}
+
+export function accountDeletedMessage(to: string, name: string): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'Your account was deleted',
+    greeting: hello(name),
+    paragraphs: [
+      'Your account was just deleted, with its sessions, passkeys, products and reviews. Nothing more will be sent to this address about it.',
+      'If this was not you, someone had your password or a recent sign-in on one of your devices. A deleted account cannot be brought back, but this address can register again.',
+    ],
+    closing: CLOSING,
+  });
+}
+
 export function passwordChangedMessage(to: string, name: string): OutgoingMessage {
   return compose({
     to,

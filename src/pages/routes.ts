@@ -81,8 +81,9 @@ export const pagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   // The account page's QR code for an otpauth URI, drawn here rather than by a remote service (the
-  // secret must never leave Usher) or by a library shipped to the browser. Nothing is stored or
-  // looked up; the page shows the SVG through a blob: URL. No-store: the image holds the secret.
+  // secret must never leave Usher) or by a library shipped to the browser. Nothing is stored; the
+  // page shows the SVG through a blob: URL. No-store: the image holds the secret. Only for a
+  // session (the page has one when it sets TOTP up): nobody else may spend Usher's CPU drawing.
   app.post(
     '/account/qr',
     {
@@ -93,7 +94,7 @@ export const pagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
           { additionalProperties: false },
         ),
       },
-      config: { page: true, noStore: true, usesDatabase: false },
+      config: { page: true, noStore: true, auth: 'session' },
     },
     async (request, reply) => {
       // Loaded on first use: only the account page's TOTP set-up draws codes.

@@ -167,12 +167,14 @@ export class PasskeysRepository {
     return result.numUpdatedRows > 0n;
   }
 
-  async delete(userId: bigint, id: string): Promise<boolean> {
-    const result = await this.#db
+  /** Deletes one of the user's passkeys; answers its name, for the notice (undefined: none such). */
+  async delete(userId: bigint, id: string): Promise<string | undefined> {
+    const row = await this.#db
       .deleteFrom('passkeys')
       .where('id', '=', id)
       .where('user_id', '=', userId)
+      .returning('name')
       .executeTakeFirst();
-    return result.numDeletedRows > 0n;
+    return row?.name;
   }
 }

@@ -7,8 +7,17 @@ import type { Metrics } from '../plugins/metrics.ts';
 import { SIGNIN_NOTES, type WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { AppError } from '../shared/errors.ts';
-import { BODY_ERRORS, component, failures, noContent, success, Timestamp } from '../shared/schemas.ts';
+import {
+  BODY_ERRORS,
+  bodyOptional,
+  component,
+  failures,
+  noContent,
+  success,
+  Timestamp,
+} from '../shared/schemas.ts';
 import { invalid } from '../shared/text.ts';
+import { ReauthBody } from '../users/reauth.ts';
 import { toUser } from '../users/repository.ts';
 import { checkName, NAME_MAX } from '../users/rules.ts';
 import { PASSKEY_LIST_MAX, type PasskeyService, RegistrationRefused } from './service.ts';
@@ -205,21 +214,37 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
       schema: {
         summary: 'Remove one of your passkeys: it cannot sign in any more',
         operationId: 'deletePasskey',
-        description: "Another user's passkey is unknown (404).",
+        description:
+          "Another user's passkey is unknown (404). Needs a sign-in of the last 10 minutes or your present " +
+          'password in `currentPassword` (the body is optional): otherwise 403 FORBIDDEN; a wrong one is 400 ' +
+          'VALIDATION_FAILED (`currentPassword: …`) and counts in the sign-in throttle (429 SIGNIN_FAILED once ' +
+          "it holds the account). A notice is mailed to the account's address.",
         params: PasskeyIdParams,
+        body: ReauthBody,
         response: {
           204: noContent('Removed.'),
-          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND'], {
-            notes: { ...CROSS_SITE, NOT_FOUND: 'You have no passkey with that id.' },
+          ...failures(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', ...BODY_ERRORS, ['SIGNIN_FAILED', 429]], {
+            notes: {
+              FORBIDDEN:
+                'A cookie sent cross-site, or a sign-in over 10 minutes old without `currentPassword`.',
+              NOT_FOUND: 'You have no passkey with that id.',
+              SIGNIN_FAILED: 'Wrong present passwords (`currentPassword`) have throttled the account.',
+            },
           }),
         },
       },
+      preValidation: bodyOptional,
       config: { auth: 'session', noStore: true, notFound: passkeyNotFound },
     },
     async (request, reply) => {
       const { id } = request.params;
       // Another user's passkey is answered like an unknown one.
-      if (!PASSKEY_ID.test(id) || !(await passkeys.delete(currentSession(request).userId, id)))
+      if (
+        !PASSKEY_ID.test(id) ||
+        !(await passkeys.delete(currentSession(request), id, request.body.currentPassword, {
+          address: request.ip,
+        }))
+      )
         throw passkeyNotFound();
       return reply.code(204).send(null);
     },

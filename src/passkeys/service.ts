@@ -10,9 +10,10 @@ import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
-import type { Clock, SessionService, StartedSession } from '../sessions/service.ts';
+import type { ActiveSession, Clock, SessionService, StartedSession } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
-import type { UsersRepository } from '../users/repository.ts';
+import { FRESH_SIGNIN_MS, type Reauthentication } from '../users/reauth.ts';
+import { toUser, type UsersRepository } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
 import { CredentialTakenError, type PasskeysRepository, type PasskeyView } from './repository.ts';
 
@@ -66,12 +67,6 @@ export interface PasskeyTransactionRepositories extends AccountMailRepositories 
 }
 
 /**
- * Adding a passkey needs a sign-in this recent: a passkey outlives sessions and password resets,
- * so a borrowed device or a stolen, older token must not be enough to plant one.
- */
-export const FRESH_SIGNIN_MS = 10 * 60 * 1000;
-
-/**
  * The WebAuthn user handle of a user: their id as decimal text. Not personal data, and the same
  * for every registration of one account, so an authenticator keeps one passkey per account.
  */
@@ -108,10 +103,12 @@ export class PasskeyService {
   readonly #now: Clock;
   readonly #accountMail: AccountMail;
   readonly #mail: Pick<MailService, 'wake'>;
+  readonly #reauth: Reauthentication;
 
   constructor(options: {
     accountMail: AccountMail;
     mail: Pick<MailService, 'wake'>;
+    reauth: Reauthentication;
     passkeys: PasskeysRepository;
     users: UsersRepository;
     sessions: SessionService;
@@ -129,8 +126,10 @@ export class PasskeyService {
     this.#now = options.now;
     this.#accountMail = options.accountMail;
     this.#mail = options.mail;
+    this.#reauth = options.reauth;
   }
 
+  /** Adding a passkey needs a recent sign-in (FRESH_SIGNIN_MS): a password alone does not do. */
   #requireFreshSignin(signedInAt: Date): void {
     if (this.#now() - signedInAt.getTime() > FRESH_SIGNIN_MS) {
       throw new AppError(
@@ -159,11 +158,14 @@ export class PasskeyService {
       attestationType: 'none',
       supportedAlgorithmIDs: ALGORITHMS,
       excludeCredentials: existing,
-      // Discoverable, so the passkey alone signs in (no email typed first).
+      // Discoverable, so the passkey alone signs in (no email typed first). User verification
+      // required, as at sign-in: a credential made without it could never sign in, so the browser
+      // is told at once (it asks a security key for a PIN, or offers only authenticators that
+      // verify) rather than the user learning it from a refused sign-in later.
       authenticatorSelection: {
         residentKey: 'required',
         requireResidentKey: true,
-        userVerification: 'preferred',
+        userVerification: 'required',
       },
     });
     await this.#passkeys.saveChallenge(
@@ -197,6 +199,7 @@ export class PasskeyService {
         expectedChallenge: challenge,
         expectedOrigin: this.#rp.origin,
         expectedRPID: this.#rp.id,
+        // Checked below instead, so that this refusal can say why.
         requireUserVerification: false,
         supportedAlgorithmIDs: ALGORITHMS,
       });
@@ -204,6 +207,11 @@ export class PasskeyService {
       verified = { verified: false };
     }
     if (!verified.verified) throw new RegistrationRefused('it could not be verified');
+    // A passkey made without user verification could never sign in (signIn requires it): not kept.
+    if (!verified.registrationInfo.userVerified)
+      throw new RegistrationRefused(
+        'the authenticator did not verify you (a PIN, fingerprint or face lock): a passkey must; set one up on it and try again',
+      );
     const { credential: made } = verified.registrationInfo;
     const view: PasskeyView = {
       id: randomBytes(16).toString('hex'),
@@ -239,8 +247,26 @@ export class PasskeyService {
     return this.#passkeys.list(userId, PASSKEY_LIST_MAX);
   }
 
-  delete(userId: bigint, id: string): Promise<boolean> {
-    return this.#passkeys.delete(userId, id);
+  /**
+   * Removes one of the actor's passkeys, after re-authentication (a recent sign-in or
+   * `currentPassword`): a stolen session alone must not take the owner's ways in away. The notice
+   * to the account's address commits with the removal. False when the actor has no such passkey.
+   */
+  async delete(
+    actor: ActiveSession,
+    id: string,
+    currentPassword: string | undefined,
+    client: { address: string },
+  ): Promise<boolean> {
+    await this.#reauth.confirm(actor, currentPassword, client.address, 'Removing a passkey');
+    const user = toUser(actor.owner);
+    const removed = await this.#transaction(async (repos) => {
+      const name = await repos.passkeys.delete(user.id, id);
+      if (name !== undefined) await this.#accountMail.passkeyRemoved(repos, user, name);
+      return name !== undefined;
+    });
+    if (removed) this.#mail.wake();
+    return removed;
   }
 
   /** Request options for a passwordless sign-in: no allowCredentials, any discoverable passkey. */
@@ -249,7 +275,9 @@ export class PasskeyService {
     const options = await generateAuthenticationOptions({
       rpID: this.#rp.id,
       allowCredentials: [],
-      userVerification: 'preferred',
+      // A passkey signs in alone, with no password and no TOTP code: only possession plus the
+      // authenticator's PIN or biometric makes that two factors. A touch alone is one.
+      userVerification: 'required',
       timeout: CHALLENGE_TTL_MS,
     });
     await this.#passkeys.saveChallenge(options.challenge, 'signin', null, this.#now() + CHALLENGE_TTL_MS);
@@ -291,12 +319,15 @@ export class PasskeyService {
           counter: stored.counter,
           transports: stored.transports,
         },
-        requireUserVerification: false,
+        // The UV flag in the signed authenticator data, whatever the options said: a client can
+        // ignore them, and an authenticator that only tests presence must not sign in.
+        requireUserVerification: true,
       });
       if (!result.verified) return fail(stored.userId);
       newCounter = result.authenticationInfo.newCounter;
     } catch {
-      // Bad signature, wrong origin or RP, a counter that did not grow, malformed data: all alike.
+      // Bad signature, wrong origin or RP, no user verification, a counter that did not grow,
+      // malformed data: all alike.
       return fail(stored.userId);
     }
     const user = await this.#users.findById(stored.userId);

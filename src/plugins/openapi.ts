@@ -10,6 +10,7 @@ import { SESSION_COOKIE, SESSION_SECURITY } from '../sessions/guard.ts';
 import { ID_PATTERN } from '../shared/ids.ts';
 import { MAX_PAGE_SIZE } from '../shared/paging.ts';
 import {
+  bodyOptional,
   type Component,
   errorComponentById,
   MAX_ID,
@@ -73,6 +74,28 @@ function documentedParameters(schema: unknown): unknown {
   return { ...object, properties };
 }
 
+/** Marks, between `transform` and `transformObject`, an operation whose body may be left out. */
+const BODY_OPTIONAL = 'x-usher-body-optional';
+
+/** A route's hooks of one kind, as a list (Fastify takes one or an array). */
+const hooksOf = (hooks: unknown): unknown[] => (hooks === undefined ? [] : [hooks].flat());
+
+/**
+ * @fastify/swagger marks every request body required (Fastify needs one where a body schema is
+ * set); a route with the `bodyOptional` hook needs none, so its body is marked optional here, and
+ * generated clients may call it without one.
+ */
+function markOptionalBodies(document: { paths?: Record<string, unknown> }): void {
+  for (const path of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values((path ?? {}) as Record<string, Record<string, unknown>>)) {
+      if (operation === null || typeof operation !== 'object' || !(BODY_OPTIONAL in operation)) continue;
+      delete operation[BODY_OPTIONAL];
+      const body = operation.requestBody as { required?: boolean } | undefined;
+      if (body) body.required = false;
+    }
+  }
+}
+
 /** Says which environment the server is, as far as its address tells. */
 function serverDescription(publicUrl: string): string {
   const host = new URL(publicUrl).hostname;
@@ -120,9 +143,14 @@ export const openApiPlugin = fp<OpenApiOptions>(
           ...(schema.querystring ? { querystring: documentedParameters(schema.querystring) } : {}),
           tags: [tagFor(url)],
           ...(route.config?.auth === 'session' ? { security: SESSION_SECURITY } : {}),
+          ...(hooksOf(route.preValidation).includes(bodyOptional) ? { [BODY_OPTIONAL]: true } : {}),
         },
         url,
       }),
+      transformObject: (documents) => {
+        if ('openapiObject' in documents) markOptionalBodies(documents.openapiObject);
+        return 'openapiObject' in documents ? documents.openapiObject : documents.swaggerObject;
+      },
       // Named components keep their names ("User", "Error404") instead of def-0, def-1…
       refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
       openapi: {

@@ -2,6 +2,7 @@
 // document's named components: a shape defined once (User, Product, the error body of a status)
 // is registered with an $id and referenced by routes, so validation, serialisation and the
 // document read the same definition.
+import type { preValidationHookHandler } from 'fastify';
 import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
 import { ERROR_CODES, type ErrorCode } from '../shared/errors.ts';
 
@@ -102,6 +103,18 @@ const headers = (names: readonly HeaderName[]) =>
 export function success<T extends TSchema>(schema: T, description: string, ...with_: HeaderName[]): T {
   return { ...schema, description, ...headers(with_) };
 }
+
+/**
+ * The preValidation hook of a route whose JSON body is optional (a DELETE that may carry one): a
+ * request without a body (no Content-Type, no length, as clients sent it before there was one) is
+ * validated and handled as `{}`, where the body schema would refuse `undefined`. A body that is
+ * sent is parsed and checked as usual. The document marks such a route's body as not required
+ * (plugins/openapi.ts), which @fastify/swagger would otherwise always do.
+ */
+export const bodyOptional: preValidationHookHandler = (request, _reply, done) => {
+  request.body ??= {};
+  done();
+};
 
 /** An empty success (204). */
 export function noContent(description: string, ...with_: HeaderName[]) {

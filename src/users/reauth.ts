@@ -1,8 +1,16 @@
+import { Type } from 'typebox';
 import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
 import { AppError } from '../shared/errors.ts';
 import { invalid } from '../shared/text.ts';
-import type { Credentials } from './repository.ts';
+import type { Credentials, UsersRepository } from './repository.ts';
 import { emailKey } from './user.ts';
+
+/**
+ * A sign-in this recent counts as re-authentication: a passkey outlives sessions and password
+ * resets, and deleting an account cannot be undone, so a borrowed device or a stolen, older token
+ * must not be enough for either.
+ */
+export const FRESH_SIGNIN_MS = 10 * 60 * 1000;
 
 /**
  * The sign-in throttle as re-authentication uses it. Declared here, and met by auth/throttle.ts's
@@ -61,3 +69,72 @@ export async function confirmPresentPassword(
   }
   await verdict.attempt.succeeded();
 }
+
+/**
+ * Re-authentication for an action a session alone must not do (ASVS V7.5.1): removing a passkey,
+ * deleting the account. Either the session's sign-in is at most FRESH_SIGNIN_MS old, or the
+ * request carries the present password in `currentPassword`, checked through the account's
+ * sign-in throttle like PUT /api/users/{id}'s. A password that is sent is always checked, even on
+ * a fresh session: a wrong one is never let through.
+ */
+export class Reauthentication {
+  readonly #users: Pick<UsersRepository, 'findCredentialsById'>;
+  readonly #deps: { attempts: PasswordAttempts; hasher: PasswordHasher };
+  readonly #now: () => number;
+
+  constructor(deps: {
+    users: Pick<UsersRepository, 'findCredentialsById'>;
+    attempts: PasswordAttempts;
+    hasher: PasswordHasher;
+    now: () => number;
+  }) {
+    this.#users = deps.users;
+    this.#deps = { attempts: deps.attempts, hasher: deps.hasher };
+    this.#now = deps.now;
+  }
+
+  /**
+   * Returns when `actor` may go on with `action` ("Removing a passkey"); otherwise throws 403
+   * FORBIDDEN (an old sign-in and no password), 400 `currentPassword: …` (a wrong one) or 429
+   * SIGNIN_FAILED (the throttle holds the account).
+   */
+  async confirm(
+    actor: { userId: bigint; createdAt: Date },
+    currentPassword: string | undefined,
+    address: string,
+    action: string,
+  ): Promise<void> {
+    if (currentPassword === undefined) {
+      if (this.#now() - actor.createdAt.getTime() <= FRESH_SIGNIN_MS) return;
+      throw new AppError(
+        'FORBIDDEN',
+        `${action} needs a recent sign-in: send your present password as currentPassword, or sign in again and retry within 10 minutes.`,
+      );
+    }
+    const current = await this.#users.findCredentialsById(actor.userId);
+    if (!current) throw new AppError('UNAUTHENTICATED', 'The session has ended; sign in again.');
+    await confirmPresentPassword(
+      this.#deps,
+      current,
+      currentPassword,
+      address,
+      'currentPassword',
+      'is required',
+    );
+  }
+}
+
+/** The body of a route that needs re-authentication: optional, and so is its one field. */
+export const ReauthBody = Type.Object(
+  {
+    currentPassword: Type.Optional(
+      Type.String({
+        // Not limited here: a wrong one of any length is the same refusal (and counts in the throttle).
+        description:
+          'Your present password: needed when your sign-in is more than 10 minutes old; a wrong one counts in the sign-in throttle.',
+        writeOnly: true,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);

@@ -254,10 +254,17 @@ export class UsersRepository {
     }
   }
 
-  /** Deletes the user; their sessions, products and reviews go with them (foreign-key cascades). */
-  async delete(id: bigint): Promise<boolean> {
-    const result = await this.#db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
-    return result.numDeletedRows > 0n;
+  /**
+   * Deletes the user; their sessions, products and reviews go with them (foreign-key cascades).
+   * Answers the user as the row was when deleted (undefined: no such user), for a goodbye mail.
+   */
+  async delete(id: bigint): Promise<User | undefined> {
+    const row = await this.#db
+      .deleteFrom('users')
+      .where('id', '=', id)
+      .returning(USER_COLUMNS)
+      .executeTakeFirst();
+    return row && toUser(row);
   }
 }
 

@@ -11,7 +11,8 @@ import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { mapAwaitable } from '../shared/awaitable.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
 import { type PageRequest, pageRequest } from '../shared/paging.ts';
-import { BODY_ERRORS, failures, noContent, success } from '../shared/schemas.ts';
+import { BODY_ERRORS, bodyOptional, failures, noContent, success } from '../shared/schemas.ts';
+import { ReauthBody } from './reauth.ts';
 import { EMAIL_MAX, NAME_MAX } from './rules.ts';
 import { type UsersService, userNotFound } from './service.ts';
 import { USER_SORT_KEYS, type UserSortKey } from './user.ts';
@@ -221,20 +222,32 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       schema: {
         summary: 'Delete your own account',
         operationId: 'deleteUser',
-        description: 'Deletes your account and ends its sessions; the session cookie is cleared.',
+        description:
+          'Deletes your account and ends its sessions; the session cookie is cleared. Needs a sign-in of the ' +
+          'last 10 minutes or your present password in `currentPassword` (the body is optional): otherwise ' +
+          '403 FORBIDDEN; a wrong one is 400 VALIDATION_FAILED (`currentPassword: …`) and counts in the ' +
+          'sign-in throttle (429 SIGNIN_FAILED once it holds the account). A verified address is mailed a notice.',
         params: UserIdParams,
+        body: ReauthBody,
         response: {
           204: noContent('Deleted.', 'Set-Cookie'),
-          ...failures([...AUTH_ERRORS, 'USER_NOT_FOUND'], {
-            notes: { FORBIDDEN: 'Not your own account, or a cookie sent cross-site.' },
+          ...failures([...AUTH_ERRORS, 'USER_NOT_FOUND', ...BODY_ERRORS, ['SIGNIN_FAILED', 429]], {
+            notes: {
+              FORBIDDEN:
+                'Not your own account, a cookie sent cross-site, or a sign-in over 10 minutes old without `currentPassword`.',
+              SIGNIN_FAILED: 'Wrong present passwords (`currentPassword`) have throttled the account.',
+            },
           }),
         },
       },
+      preValidation: bodyOptional,
       config: { auth: 'session', notFoundCode: 'USER_NOT_FOUND', noStore: true },
     },
     async (request, reply) => {
       const session = currentSession(request);
-      await users.delete(session, requireId(request.params.id, userNotFound));
+      await users.delete(session, requireId(request.params.id, userNotFound), request.body, {
+        address: request.ip,
+      });
       guard.clearCookie(request, reply);
       return reply.code(204).send(null);
     },

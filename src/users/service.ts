@@ -9,7 +9,7 @@ import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
-import { confirmPresentPassword, type PasswordAttempts } from './reauth.ts';
+import { confirmPresentPassword, type PasswordAttempts, type Reauthentication } from './reauth.ts';
 import { type Credentials, EmailTakenError, type UsersRepository } from './repository.ts';
 import { checkEmail, checkName } from './rules.ts';
 import { emailKey, type User, type UserSortKey } from './user.ts';
@@ -53,6 +53,7 @@ export class UsersService {
 
   readonly #accountMail: AccountMail;
   readonly #mail: Pick<MailService, 'wake'>;
+  readonly #reauth: Reauthentication;
 
   constructor(
     users: UsersRepository,
@@ -61,7 +62,9 @@ export class UsersService {
     accountMail: AccountMail,
     mail: Pick<MailService, 'wake'>,
     attempts: PasswordAttempts,
+    reauth: Reauthentication,
   ) {
+    this.#reauth = reauth;
     this.#accountMail = accountMail;
     this.#mail = mail;
     this.#users = users;
@@ -162,10 +165,27 @@ export class UsersService {
     );
   }
 
-  /** DELETE /api/users/{id}: only oneself; sessions, products and reviews go too. */
-  async delete(actor: ActiveSession, id: bigint): Promise<void> {
+  /**
+   * DELETE /api/users/{id}: only oneself, after re-authentication (a recent sign-in or
+   * `currentPassword`), since it cannot be undone; sessions, products and reviews go too. A
+   * verified address gets a goodbye notice, recorded in the delete's transaction; an unverified
+   * one gets nothing, or registering and deleting would mail any address twice.
+   */
+  async delete(
+    actor: ActiveSession,
+    id: bigint,
+    input: { currentPassword?: string | undefined },
+    client: { address: string },
+  ): Promise<void> {
     if (id !== actor.userId) throw forbidden();
-    if (!(await this.#users.delete(id))) throw userNotFound();
+    await this.#reauth.confirm(actor, input.currentPassword, client.address, 'Deleting your account');
+    const deleted = await this.#transaction(async (repos) => {
+      const user = await repos.users.delete(id);
+      if (user?.emailVerified) await this.#accountMail.accountDeleted(repos, user);
+      return user;
+    });
+    if (!deleted) throw userNotFound();
+    if (deleted.emailVerified) this.#mail.wake();
   }
 
   /** Admin (CLI): the user with that email, in any letter case. */

@@ -404,6 +404,27 @@ describeEachStore('@usher/client against a live Usher', (store) => {
           assert.match(failed(result, 400, 'VALIDATION_FAILED', 'bad email').message ?? '', /email/);
         });
 
+        test('ISSUE 25: deleting your account takes an optional body: none on a fresh session, currentPassword checked when sent', async () => {
+          for (const mode of ['token', 'cookie'] as const) {
+            const user = newUser();
+            const usher = mode === 'token' ? tokenClient() : cookieClient().usher;
+            const id = ok(await usher.POST('/api/users', { body: user }), 'register').id;
+            ok(await usher.signIn(user), 'sign in');
+            const path = { params: { path: { id } } };
+            const wrong = await usher.DELETE('/api/users/{id}', {
+              ...path,
+              body: { currentPassword: 'wrong-one-1' },
+            });
+            assert.match(
+              failed(wrong, 400, 'VALIDATION_FAILED', `${mode}: a wrong password`).message ?? '',
+              /^currentPassword:/,
+            );
+            const deleted = await usher.DELETE('/api/users/{id}', path);
+            assert.equal(deleted.status, 204, `${mode}: no body, a sign-in just now`);
+            failed(await usher.whoAmI(), 401, 'UNAUTHENTICATED', `${mode}: the account is gone`);
+          }
+        });
+
         test('INVALID_QUERY: a page size above 100', async () => {
           const result = await tokenClient().GET('/api/products', { params: { query: { size: 1000 } } });
           failed(result, 400, 'INVALID_QUERY', 'size=1000');

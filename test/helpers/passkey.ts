@@ -1,6 +1,6 @@
 // A software WebAuthn authenticator (ES256, "none" attestation) for tests without a browser: it
 // makes the same JSON a browser hands to Usher, and can be told to misbehave (wrong origin,
-// reused counter, forged signature) to show each check refuses it.
+// reused counter, forged signature, no user verification) to show each check refuses it.
 import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
 import { isoCBOR } from '@simplewebauthn/server/helpers';
 
@@ -25,6 +25,8 @@ export interface Misbehaviour {
   /** Flip a bit of the signature. */
   forge?: boolean;
   userHandle?: string;
+  /** A touch-only key: the user-present flag without user verification (no PIN, no biometric). */
+  presenceOnly?: boolean;
 }
 
 export class SoftAuthenticator {
@@ -69,7 +71,7 @@ export class SoftAuthenticator {
     idLength.writeUInt16BE(this.credentialId.length);
     const authData = Buffer.concat([
       sha256(bad.rpId ?? options.rp.id),
-      Buffer.from([0x45]), // UP, UV, AT
+      Buffer.from([bad.presenceOnly ? 0x41 : 0x45]), // UP, (UV,) AT
       this.#counterBytes(this.counter),
       Buffer.alloc(16), // AAGUID
       idLength,
@@ -102,7 +104,7 @@ export class SoftAuthenticator {
     const clientData = this.#clientData('webauthn.get', options.challenge, bad.origin ?? this.origin);
     const authData = Buffer.concat([
       sha256(bad.rpId ?? options.rpId),
-      Buffer.from([0x05]), // UP, UV
+      Buffer.from([bad.presenceOnly ? 0x01 : 0x05]), // UP(, UV)
       this.#counterBytes(bad.counter ?? this.counter),
     ]);
     const signature = sign('sha256', Buffer.concat([authData, sha256(clientData)]), this.#privateKey);

@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
 import type { Config } from '../../src/config.ts';
 import {
   CODE_FAILURES_MAILED_AT,
@@ -83,13 +82,6 @@ describeEachStore('TOTP: wrong codes in a row', (store) => {
       headers: { 'content-type': 'application/json', ...headers },
       payload: JSON.stringify(body),
     });
-  const deviceOf = (res: LightMyRequestResponse) =>
-    ([] as string[])
-      .concat(res.headers['set-cookie'] ?? [])
-      .find((c) => c.startsWith(`${DEVICE_COOKIE}=`))
-      ?.slice(DEVICE_COOKIE.length + 1)
-      .split(';')[0];
-
   /** A user with TOTP on, and the device cookie of the browser that set it up. */
   async function withTotp(t: TestApp) {
     const u = await register(t);

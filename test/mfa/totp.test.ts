@@ -3,7 +3,7 @@
 // codes, the secret sealed at rest, mails, and nothing secret in the logs. Codes are computed here,
 // from the secret the API hands out, at times the test sets on the app's clock.
 import assert from 'node:assert/strict';
-import { createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createDecipheriv, randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';

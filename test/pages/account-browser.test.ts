@@ -42,6 +42,8 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     let base: string;
     let browser: Browser;
     let drop: () => Promise<void> = async () => {};
+    // The server's clock runs this far ahead, to age the page's session (only ever moved forward).
+    let offset = 0;
 
     before(async () => {
       const fresh = await freshDatabaseUrl(kind);
@@ -49,7 +51,12 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const port = await freePort();
       base = `http://localhost:${port}`;
       // PostgreSQL has no key file to fall back on: TOTP there needs ENCRYPTION_KEY.
-      t = await startApp({ kind, url: fresh.url }, 'b', { publicUrl: base, encryptionKey: randomBytes(32) });
+      t = await startApp(
+        { kind, url: fresh.url },
+        'b',
+        { publicUrl: base, encryptionKey: randomBytes(32) },
+        { clock: () => Date.now() + offset },
+      );
       await t.app.listen({ port, host: '127.0.0.1' });
       browser = await launchChromium();
     });
@@ -225,6 +232,77 @@ for (const kind of ['sqlite', 'postgres'] as const) {
 
         assert.deepEqual(problems, [], 'no console errors, page errors or CSP violations');
         assert.deepEqual([...origins], [base], 'every request goes to Usher itself');
+      } finally {
+        await context.close();
+      }
+    });
+
+    test('ISSUE 25: removing a passkey over 10 minutes after signing in asks for the password on the page; a wrong one is said so, the right one removes it', async () => {
+      const user = newUser({ name: 'Grace Hopper' });
+      assert.equal((await t.post('/api/users', user)).statusCode, 201);
+      const context = await browser.newContext(PHONE);
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() !== 'error' && message.type() !== 'warning') return;
+        const from = message.location().url;
+        // The browser's notes on the API's 401, 403 and 400 answers: the page handles them.
+        if (
+          message.text().startsWith('Failed to load resource') &&
+          new URL(from).pathname.startsWith('/api/')
+        )
+          return;
+        problems.push(`console ${message.type()}: ${message.text()} @ ${from}`);
+      });
+      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+      await addVirtualAuthenticator(context, page);
+      try {
+        await page.goto(`${base}/account`, { waitUntil: 'networkidle' });
+        await page.fill('#email', user.email);
+        await page.fill('#password', user.password);
+        await page.click('#signin-submit');
+        await page.waitForSelector('#account', { state: 'visible' });
+        await page.fill('#passkey-name', 'Old key');
+        await page.click('#passkey-add-submit');
+        await page.waitForSelector('#passkeys > li:has-text("Old key")');
+        assert.equal(await page.locator('#passkey-confirm').isVisible(), false);
+
+        offset += 11 * 60_000;
+        const remove = page
+          .locator('#passkeys > li', { hasText: 'Old key' })
+          .getByRole('button', { name: 'Remove' });
+        await remove.click();
+        await page.waitForSelector('#passkey-confirm', { state: 'visible' });
+        assert.match(
+          await page.locator('#passkey-confirm-text').innerText(),
+          /more than 10 minutes ago.*"Old key"/,
+        );
+        await page.fill('#passkey-confirm-pass', 'not the password');
+        await page.click('#passkey-confirm-submit');
+        await page.waitForSelector('#passkeys-message.error');
+        assert.match(await page.locator('#passkeys-message').innerText(), /password is not right/);
+        assert.equal(await page.locator('#passkeys > li', { hasText: 'Old key' }).count(), 1, 'still there');
+        assert.ok(await page.locator('#passkey-confirm').isVisible(), 'asked again');
+
+        await page.fill('#passkey-confirm-pass', user.password);
+        await page.click('#passkey-confirm-submit');
+        await page.waitForSelector('#passkeys > li:has-text("No passkeys yet.")');
+        assert.match(await page.locator('#passkeys-message').innerText(), /"Old key" is removed/);
+        assert.equal(await page.locator('#passkey-confirm').isVisible(), false);
+        assert.equal(
+          await page.locator('#passkey-confirm-pass').inputValue(),
+          '',
+          'the password is not kept',
+        );
+        const token = (await t.post('/api/sessions', { email: user.email, password: user.password })).json()
+          .token as string;
+        const list = await t.inject({
+          method: 'GET',
+          url: '/api/passkeys',
+          headers: { authorization: `Bearer ${token}` },
+        });
+        assert.deepEqual(list.json(), []);
+        assert.deepEqual(problems, [], 'no console errors, page errors or CSP violations');
       } finally {
         await context.close();
       }

@@ -1,9 +1,10 @@
 // The account page (GET /account, issue 14) and its QR code route over HTTP, without a browser: the
 // page's headers (the pages' CSP plus blob: images, on this page alone), same-origin assets, no
-// inline code, and POST /account/qr. What the page does in a browser: account-browser.test.ts.
+// inline code, and POST /account/qr (for a session only). What the page does in a browser:
+// account-browser.test.ts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { profileApps } from '../helpers/app.ts';
+import { profileApps, register, signIn, type TestApp } from '../helpers/app.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 const PAGE_CSP =
@@ -19,6 +20,11 @@ const URI =
 
 describeEachStore('Account page', (store) => {
   const apps = profileApps(store);
+
+  /** A signed-in user's session cookie, as the account page sends it. */
+  async function sessionCookie(t: TestApp): Promise<Record<string, string>> {
+    return { cookie: `usher_session=${await signIn(t, await register(t))}` };
+  }
 
   test('ISSUE 14: GET /account answers the page with the pages CSP plus blob: images, no Referer, no-store, nosniff', async () => {
     for (const t of [apps.a, apps.b]) {
@@ -80,7 +86,8 @@ describeEachStore('Account page', (store) => {
   });
 
   test('ISSUE 14: POST /account/qr draws the text as an SVG QR code, not stored, with the pages CSP', async () => {
-    const res = await apps.b.post('/account/qr', { text: URI });
+    const session = await sessionCookie(apps.b);
+    const res = await apps.b.post('/account/qr', { text: URI }, session);
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.headers['content-type'], 'image/svg+xml');
     assert.equal(res.headers['cache-control'], 'no-store');
@@ -88,20 +95,51 @@ describeEachStore('Account page', (store) => {
     assert.match(res.body, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*viewBox="0 0 \d+ \d+"/);
     assert.match(res.body, /<path [^>]*d="M/);
     assert.doesNotMatch(res.body, /<script|JBSWY3DPEHPK3PXP/i, 'only the drawing: no script, no text');
-    const longest = await apps.b.post('/account/qr', { text: 'x'.repeat(512) });
+    const longest = await apps.b.post('/account/qr', { text: 'x'.repeat(512) }, session);
     assert.equal(longest.statusCode, 200);
   });
 
   test('ISSUE 14: POST /account/qr refuses text over 512 characters, an empty text, other fields and other bodies with 400', async () => {
+    const session = await sessionCookie(apps.b);
     for (const body of [{ text: 'x'.repeat(513) }, { text: '' }, {}, { text: URI, extra: 1 }, { text: 5 }]) {
-      const res = await apps.b.post('/account/qr', body);
+      const res = await apps.b.post('/account/qr', body, session);
       assert.equal(res.statusCode, 400, JSON.stringify(body).slice(0, 40));
       assert.equal(res.json().error, 'VALIDATION_FAILED');
     }
     const form = await apps.b.post('/account/qr', `text=${URI}`, {
+      ...session,
       'content-type': 'application/x-www-form-urlencoded',
     });
     assert.equal(form.statusCode, 415, 'JSON only');
+  });
+
+  test('ISSUE 25: POST /account/qr needs a session: 401 UNAUTHENTICATED without one or with an ended one, 403 for a cookie sent cross-site', async () => {
+    for (const t of [apps.a, apps.b]) {
+      const session = await sessionCookie(t);
+      for (const [what, headers] of [
+        ['no session', {}],
+        ['a made-up token', { authorization: `Bearer ${'x'.repeat(43)}` }],
+      ] as const) {
+        const res = await t.post('/account/qr', { text: URI }, headers);
+        assert.equal(res.statusCode, 401, `${t.profile} ${what}: ${res.body}`);
+        assert.deepEqual(Object.keys(res.json()).sort(), ['error', 'message']);
+        assert.equal(res.json().error, 'UNAUTHENTICATED');
+        assert.doesNotMatch(res.body, /<svg/);
+      }
+      // Anonymous callers learn nothing from validation either: refused before the body is read.
+      assert.equal((await t.post('/account/qr', { text: '' })).statusCode, 401);
+      const crossSite = await t.post(
+        '/account/qr',
+        { text: URI },
+        { ...session, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+      );
+      assert.equal(crossSite.statusCode, 403, crossSite.body);
+      assert.equal(crossSite.json().error, 'FORBIDDEN');
+      assert.equal((await t.post('/account/qr', { text: URI }, session)).statusCode, 200);
+      assert.equal((await t.post('/api/signout', {}, session)).statusCode, 204);
+      const ended = await t.post('/account/qr', { text: URI }, session);
+      assert.equal(ended.statusCode, 401, `${t.profile} a session that was signed out`);
+    }
   });
 
   test('ISSUE 14: the account page and its QR route are not operations of the API', async () => {

@@ -93,7 +93,7 @@ describeEachStore('Passkeys API', (store: Store) => {
     const app = () => apps[profile] as TestApp;
 
     describe(`profile ${profile}`, () => {
-      test("registration options: rp id is PUBLIC_URL's host, a challenge, UV preferred, discoverable, own passkeys excluded", async () => {
+      test("registration options: rp id is PUBLIC_URL's host, a challenge, UV required, discoverable, own passkeys excluded", async () => {
         const t = app();
         const { me, authenticator, user } = await enrolled(t);
         const res = await me.post('/api/passkeys/register/options', {});
@@ -102,7 +102,7 @@ describeEachStore('Passkeys API', (store: Store) => {
         const options = res.json();
         assert.equal(options.rp.id, RP_ID);
         assert.match(options.challenge, /^[A-Za-z0-9_-]{32,}$/);
-        assert.equal(options.authenticatorSelection.userVerification, 'preferred');
+        assert.equal(options.authenticatorSelection.userVerification, 'required');
         assert.equal(options.authenticatorSelection.residentKey, 'required');
         assert.equal(options.user.name, user.email);
         assert.equal(options.user.id, Buffer.from(String(user.id)).toString('base64url'));
@@ -113,14 +113,14 @@ describeEachStore('Passkeys API', (store: Store) => {
         );
       });
 
-      test('sign-in options: rp id, a fresh challenge each time, UV preferred, empty allowCredentials', async () => {
+      test('sign-in options: rp id, a fresh challenge each time, UV required, empty allowCredentials', async () => {
         const t = app();
         const one = await signinOptions(t);
         const two = await signinOptions(t);
         assert.equal(one.rpId, RP_ID);
         assert.notEqual(one.challenge, two.challenge);
         const full = one as unknown as Record<string, unknown>;
-        assert.equal(full.userVerification, 'preferred');
+        assert.equal(full.userVerification, 'required');
         assert.deepEqual(full.allowCredentials, []);
       });
 

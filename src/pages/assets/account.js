@@ -365,11 +365,43 @@ async function loadPasskeys() {
   if (answer.body.length === 0) list.append(el('li', 'No passkeys yet.', 'empty'));
 }
 
-async function removePasskey(passkey, button) {
+const confirmForm = $('passkey-confirm');
+/** The passkey waiting for the password before it is removed. */
+let confirming = null;
+
+function hideConfirm() {
+  confirming = null;
+  confirmForm.hidden = true;
+  $('passkey-confirm-pass').value = '';
+}
+
+/**
+ * Removes a passkey. Within 10 minutes of signing in the session is enough; after that Usher
+ * answers 403 and the password is asked for, then sent as `currentPassword`.
+ */
+async function removePasskey(passkey, button, currentPassword) {
   busy(button, true);
-  const answer = await api('DELETE', `/api/passkeys/${encodeURIComponent(passkey.id)}`);
+  const answer = await api(
+    'DELETE',
+    `/api/passkeys/${encodeURIComponent(passkey.id)}`,
+    currentPassword === undefined ? undefined : { currentPassword },
+  );
   busy(button, false);
   if (answer.status === 401) return showSignin();
+  if (answer.status === 403 && currentPassword === undefined) {
+    confirming = passkey;
+    $('passkey-confirm-text').textContent =
+      `You signed in more than 10 minutes ago: enter your password to remove "${passkey.name}".`;
+    passkeyMessage.hidden = true;
+    confirmForm.hidden = false;
+    $('passkey-confirm-pass').focus();
+    return;
+  }
+  if (answer.error === 'VALIDATION_FAILED' && answer.message.startsWith('currentPassword')) {
+    say(passkeyMessage, 'error', 'That password is not right.');
+    return;
+  }
+  hideConfirm();
   if (answer.status === 204 || answer.status === 404) {
     say(passkeyMessage, 'ok', `The passkey "${passkey.name}" is removed.`);
     await loadPasskeys();
@@ -377,6 +409,22 @@ async function removePasskey(passkey, button) {
     say(passkeyMessage, 'error', problem(answer, 'removing it'));
   }
 }
+
+confirmForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const password = $('passkey-confirm-pass').value;
+  if (!confirming) return;
+  if (!password) {
+    say(passkeyMessage, 'error', 'Enter your password first.');
+    return;
+  }
+  await removePasskey(confirming, $('passkey-confirm-submit'), password);
+});
+
+$('passkey-confirm-cancel').addEventListener('click', () => {
+  hideConfirm();
+  passkeyMessage.hidden = true;
+});
 
 $('passkey-add').addEventListener('submit', async (event) => {
   event.preventDefault();

@@ -42,7 +42,7 @@ export interface paths {
         post?: never;
         /**
          * Delete your own account
-         * @description Deletes your account and ends its sessions; the session cookie is cleared.
+         * @description Deletes your account and ends its sessions; the session cookie is cleared. Needs a sign-in of the last 10 minutes or your present password in `currentPassword` (the body is optional): otherwise 403 FORBIDDEN; a wrong one is 400 VALIDATION_FAILED (`currentPassword: …`) and counts in the sign-in throttle (429 SIGNIN_FAILED once it holds the account). A verified address is mailed a notice.
          */
         delete: operations["deleteUser"];
         options?: never;
@@ -250,7 +250,7 @@ export interface paths {
         post?: never;
         /**
          * Remove one of your passkeys: it cannot sign in any more
-         * @description Another user's passkey is unknown (404).
+         * @description Another user's passkey is unknown (404). Needs a sign-in of the last 10 minutes or your present password in `currentPassword` (the body is optional): otherwise 403 FORBIDDEN; a wrong one is 400 VALIDATION_FAILED (`currentPassword: …`) and counts in the sign-in throttle (429 SIGNIN_FAILED once it holds the account). A notice is mailed to the account's address.
          */
         delete: operations["deletePasskey"];
         options?: never;
@@ -1148,18 +1148,29 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Your present password: needed when your sign-in is more than 10 minutes old; a wrong one counts in the sign-in throttle. */
+                    currentPassword?: string;
+                };
+            };
+        };
         responses: {
             /** @description Deleted. */
             204: {
                 headers: {
-                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal. */
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
                     "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1177,7 +1188,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description `FORBIDDEN`: Not your own account, or a cookie sent cross-site. */
+            /** @description `FORBIDDEN`: Not your own account, a cookie sent cross-site, or a sign-in over 10 minutes old without `currentPassword`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1193,6 +1204,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Wrong present passwords (`currentPassword`) have throttled the account. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
             /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
@@ -1313,7 +1353,10 @@ export interface operations {
     signIn: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The device token an earlier sign-in of this client to the account handed out (`Usher-Device` response header of POST /api/sessions): the attempt is then judged by this client's own failures. Ignored when it is not one the account knows. */
+                "usher-device"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1335,7 +1378,7 @@ export interface operations {
             /** @description Signed in; the session cookie is set. */
             200: {
                 headers: {
-                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal. */
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
                     "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
@@ -1484,7 +1527,10 @@ export interface operations {
     createSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The device token an earlier sign-in of this client to the account handed out (`Usher-Device` response header of POST /api/sessions): the attempt is then judged by this client's own failures. Ignored when it is not one the account knows. */
+                "usher-device"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1506,6 +1552,8 @@ export interface operations {
             /** @description Signed in: the token, the session and the user. */
             201: {
                 headers: {
+                    /** @description The device token of this client for the account (it replaces the device cookie for clients without cookies): send it back in the `Usher-Device` request header on later sign-ins, so that others' failed guesses on the account do not lock this client out. Keep it like a session token. */
+                    "Usher-Device"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1727,7 +1775,7 @@ export interface operations {
             /** @description Signed out; the session cookie is cleared. */
             204: {
                 headers: {
-                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal. */
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
                     "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
@@ -1788,7 +1836,7 @@ export interface operations {
             /** @description Ended. */
             204: {
                 headers: {
-                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal. */
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
                     "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
@@ -2102,7 +2150,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Your present password: needed when your sign-in is more than 10 minutes old; a wrong one counts in the sign-in throttle. */
+                    currentPassword?: string;
+                };
+            };
+        };
         responses: {
             /** @description Removed. */
             204: {
@@ -2111,7 +2166,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2129,7 +2188,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            /** @description `FORBIDDEN`: A cookie sent cross-site, or a sign-in over 10 minutes old without `currentPassword`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2145,6 +2204,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Wrong present passwords (`currentPassword`) have throttled the account. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
             /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
@@ -2256,7 +2344,7 @@ export interface operations {
             /** @description Signed in; the session cookie is set. */
             200: {
                 headers: {
-                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal. */
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
                     "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
@@ -2764,9 +2852,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The password is changed; every session of the account has ended. */
+            /** @description The password is changed; every session of the account has ended. This browser is now a known device of the account. */
             204: {
                 headers: {
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { Type } from 'typebox';
-import { signinAudit } from '../auth/audit.ts';
+import { decorateSigninRequests, signinAudit } from '../auth/audit.ts';
 import type { ErrorRenderer } from '../plugins/errors.ts';
 import type { Metrics } from '../plugins/metrics.ts';
 import { SIGNIN_NOTES, type WireProfile } from '../profiles/index.ts';
@@ -122,8 +122,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
   app,
   { passkeys, guard, profile, metrics },
 ) => {
-  app.decorateRequest('signinUserId', null);
-  app.decorateRequest('signinMethod', null);
+  decorateSigninRequests(app);
 
   const audit = signinAudit(metrics);
 
@@ -271,6 +270,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
   app.post(
     '/api/signin/passkey',
     {
+      onRequest: audit.watchHangUp,
       onResponse: audit.onResponse,
       schema: {
         summary: 'Sign in with a passkey',
@@ -308,6 +308,8 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
       );
       request.signinUserId = outcome.ok ? outcome.user.id : (outcome.userId ?? null);
       if (outcome.ok) request.signinMethod = 'passkey';
+      // Judged: recorded now, whether or not the client is still there for the answer.
+      audit.record(request, outcome.ok ? 200 : outcome.reason === 'unverified' ? 403 : 401);
       if (!outcome.ok) {
         if (outcome.reason === 'unverified') throw new AppError('SIGNIN_FAILED', signinMessage(403), 403);
         throw new AppError('SIGNIN_FAILED', signinMessage(401), 401);

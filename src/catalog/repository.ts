@@ -121,16 +121,19 @@ export class CatalogRepository {
     return row && toProduct(row);
   }
 
-  /**
-   * One page. In id order (the default) the per-range counts find where it starts, at any depth;
-   * the other orders walk their (key, id) index (the service bounds their depth).
-   */
+  /** One page in an order other than id: a walk of its (key, id) index (the service bounds its depth). */
   async listProducts(paging: PageRequest<ProductSortKey>): Promise<Product[]> {
     const query = this.#db.selectFrom('products').select(PRODUCT_COLUMNS);
-    const rows = await (paging.sort === 'id'
-      ? pageInIdOrder(this.#db, PRODUCT_COUNTS, query, paging)
-      : paged(query, paging, PRODUCT_SORT[paging.sort]).execute());
-    return rows.map(toProduct);
+    return (await paged(query, paging, PRODUCT_SORT[paging.sort]).execute()).map(toProduct);
+  }
+
+  /** One page in id order and the total, both from the per-range counts, at any depth. */
+  async listProductsInIdOrder(
+    paging: PageRequest<ProductSortKey>,
+  ): Promise<{ items: Product[]; total: number }> {
+    const query = this.#db.selectFrom('products').select(PRODUCT_COLUMNS);
+    const { rows, total } = await pageInIdOrder(this.#db, PRODUCT_COUNTS, query, paging);
+    return { items: rows.map(toProduct), total };
   }
 
   /** The number of products, from the per-range counts rather than a scan of the table. */

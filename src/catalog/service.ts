@@ -98,6 +98,7 @@ export class CatalogService {
 
   products(paging: PageRequest<ProductSortKey>): Promise<{ items: Product[]; total: number }> {
     const catalog = this.#catalog;
+    if (PRODUCT_DEEP_SORTS.includes(paging.sort)) return catalog.listProductsInIdOrder(paging);
     return readPage(paging, PRODUCT_DEEP_SORTS, catalog.countProducts(), () => catalog.listProducts(paging));
   }
 

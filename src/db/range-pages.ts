@@ -62,26 +62,27 @@ export async function idPageStart(
 }
 
 /**
- * One page of `query` (a select of a table counted by `counts`) in id order, found through the
- * counts: a few dozen count rows, then at most a narrow range's rows skipped, at any depth.
+ * One page of `query` (a select of a table counted by `counts`) in id order, and the total, both
+ * found through the counts: a few dozen count rows, then at most a narrow range's rows skipped,
+ * at any depth. A page past the end reads no row.
  */
 export async function pageInIdOrder<DB, TB extends keyof DB, O>(
   db: Kysely<Tables>,
   counts: RangeCounts,
   query: SelectQueryBuilder<DB, TB, O>,
   paging: PageRequest,
-): Promise<O[]> {
-  const { start } = await idPageStart(db, counts, paging);
-  if (!start) return [];
+): Promise<{ rows: O[]; total: number }> {
+  const { start, total } = await idPageStart(db, counts, paging);
+  if (!start) return { rows: [], total };
   const id = sql.ref('id');
-  return (
-    paging.descending
-      ? query.where(sql<boolean>`${id} < ${start.from}`).orderBy(sql`${id} desc`)
-      : query.where(sql<boolean>`${id} >= ${start.from}`).orderBy(sql`${id} asc`)
+  const rows = await (paging.descending
+    ? query.where(sql<boolean>`${id} < ${start.from}`).orderBy(sql`${id} desc`)
+    : query.where(sql<boolean>`${id} >= ${start.from}`).orderBy(sql`${id} asc`)
   )
     .limit(paging.size)
     .offset(start.skip)
     .execute();
+  return { rows, total };
 }
 
 /** The range, of counts in page order, holding the row at `offset`, and how many come before it there. */

@@ -40,9 +40,6 @@ export function pageRequest<K extends string>(query: PagingQuery, defaultSort: K
  */
 export const MAX_PAGE_DEPTH = 10_000;
 
-const beyondDepth = (paging: PageRequest, deepSorts: readonly string[]) =>
-  !deepSorts.includes(paging.sort) && paging.page * paging.size > MAX_PAGE_DEPTH;
-
 /** The last page a Link may point to: the last one, or the deepest MAX_PAGE_DEPTH allows. */
 export function lastPage(paging: PageRequest, total: number, deepSorts: readonly string[]): number {
   const last = Math.max(1, Math.ceil(total / paging.size));
@@ -51,9 +48,11 @@ export function lastPage(paging: PageRequest, total: number, deepSorts: readonly
 }
 
 /**
- * One page and the total, the total first (from kept counts, so cheap): a page that starts past
- * the end is empty without reading a row; one that reaches past MAX_PAGE_DEPTH in an order of
- * skipped rows is refused (400 INVALID_QUERY) before any is read.
+ * One page and the total in an order read by skipping rows (those in `deepSorts` have reads of
+ * their own, which find both through the counts). The total first, from kept counts, so cheap: a
+ * page that starts past the end is empty without reading a row; one that reaches past
+ * MAX_PAGE_DEPTH is refused (400 INVALID_QUERY) before any is read. `deepSorts` also names the
+ * way round in the refusal's message.
  */
 export async function readPage<T>(
   paging: PageRequest,
@@ -63,7 +62,7 @@ export async function readPage<T>(
 ): Promise<{ items: T[]; total: number }> {
   const n = await total;
   if (paging.offset >= n) return { items: [], total: n };
-  if (beyondDepth(paging, deepSorts)) {
+  if (paging.page * paging.size > MAX_PAGE_DEPTH) {
     const other = paging.descending ? paging.sort : `-${paging.sort}`;
     const deep =
       deepSorts.length > 0 ? `, or sort by ${deepSorts.join(' or ')}, which pages to any depth` : '';

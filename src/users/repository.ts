@@ -168,16 +168,20 @@ export class UsersRepository {
       .execute();
   }
 
-  /**
-   * One page. In id order (the default) the per-range counts find where it starts, so a deep page
-   * costs what page 1 does; the other orders walk their index (the service bounds their depth).
-   */
+  /** One page in an order other than id: a walk of that order's index (the service bounds its depth). */
   async list(paging: PageRequest<UserSortKey>): Promise<User[]> {
     const query = this.#db.selectFrom('users').select(USER_COLUMNS);
-    const rows = await (paging.sort === 'id'
-      ? pageInIdOrder(this.#db, USER_COUNTS, query, paging)
-      : paged(query, paging, SORT_COLUMNS[paging.sort], { unique: paging.sort === 'email' }).execute());
+    const rows = await paged(query, paging, SORT_COLUMNS[paging.sort], {
+      unique: paging.sort === 'email',
+    }).execute();
     return rows.map(toUser);
+  }
+
+  /** One page in id order and the total: the per-range counts find both, so page 50,000 costs what page 1 does. */
+  async listInIdOrder(paging: PageRequest<UserSortKey>): Promise<{ users: User[]; total: number }> {
+    const query = this.#db.selectFrom('users').select(USER_COLUMNS);
+    const { rows, total } = await pageInIdOrder(this.#db, USER_COUNTS, query, paging);
+    return { users: rows.map(toUser), total };
   }
 
   /** The number of users, from the per-range counts rather than a scan of the table. */

@@ -81,6 +81,7 @@ export class UsersService {
 
   async list(paging: PageRequest<UserSortKey>): Promise<{ users: User[]; total: number }> {
     const users = this.#users;
+    if (USER_DEEP_SORTS.includes(paging.sort)) return users.listInIdOrder(paging);
     const { items, total } = await readPage(paging, USER_DEEP_SORTS, users.count(), () => users.list(paging));
     return { users: items, total };
   }

@@ -98,6 +98,8 @@ export interface Config {
     perAddress: number;
     windowMs: number;
   };
+  /** Per user: how many products and reviews they may own, and create per minute (decision 152). */
+  catalog: { products: CreationLimits; reviews: CreationLimits };
   /** Refuse sign-in (403) to accounts whose email is not verified. */
   requireVerifiedEmail: boolean;
   /** Who may read GET /api/users/{id} and GET /api/users. */
@@ -107,6 +109,13 @@ export interface Config {
    * next to the database (mfa/keys.ts); on PostgreSQL TOTP set-up is unavailable.
    */
   encryptionKey: Buffer | undefined;
+}
+
+export interface CreationLimits {
+  /** How many one user may own at once; a creation beyond it is 409 QUOTA_EXCEEDED. */
+  perUser: number;
+  /** How many one user may create in a minute (at once, then one every 60 s / perMinute); then 429. */
+  perMinute: number;
 }
 
 /** OWASP Password Storage Cheat Sheet minimum for argon2id; production settings may not go below it. */
@@ -401,6 +410,16 @@ export function loadConfig(env: Env = process.env): Config {
       perAccount: integer(env, 'PASSWORD_RESET_MAX_PER_ACCOUNT', 3, 1, 1000),
       perAddress: integer(env, 'PASSWORD_RESET_MAX_PER_ADDRESS', 20, 1, 1_000_000),
       windowMs: 15 * 60 * 1000,
+    },
+    catalog: {
+      products: {
+        perUser: integer(env, 'PRODUCTS_MAX_PER_USER', 1000, 1, 1_000_000),
+        perMinute: integer(env, 'PRODUCTS_MAX_PER_MINUTE', 30, 1, 60_000),
+      },
+      reviews: {
+        perUser: integer(env, 'REVIEWS_MAX_PER_USER', 1000, 1, 1_000_000),
+        perMinute: integer(env, 'REVIEWS_MAX_PER_MINUTE', 30, 1, 60_000),
+      },
     },
     requireVerifiedEmail: flag(env, 'REQUIRE_VERIFIED_EMAIL', false),
     userLookup: oneOf(env, 'USER_LOOKUP', USER_LOOKUPS, 'public'),

@@ -143,7 +143,12 @@ export function createServices(config: Config, database: Database, now: Clock = 
     totp,
     sessions,
     throttle,
-    catalog: new CatalogService(new CatalogRepository(database.db)),
+    catalog: new CatalogService({
+      catalog: new CatalogRepository(database.db, { postgres }),
+      transaction: inTransaction(database.db, (db) => ({ catalog: new CatalogRepository(db, { postgres }) })),
+      limits: config.catalog,
+      now,
+    }),
     mail,
     recovery,
     passkeys,

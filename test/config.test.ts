@@ -323,4 +323,24 @@ describe('account lifecycle settings (issue 13)', () => {
     assert.equal(loadConfig({ USER_LOOKUP: 'self' }).userLookup, 'self');
     assertRejected({ USER_LOOKUP: 'friends' }, 'USER_LOOKUP');
   });
+
+  test('ISSUE 25: the creation limits default to 1000 owned and 30 a minute each, and take positive integers', () => {
+    assert.deepEqual(loadConfig({}).catalog, {
+      products: { perUser: 1000, perMinute: 30 },
+      reviews: { perUser: 1000, perMinute: 30 },
+    });
+    const c = loadConfig({ PRODUCTS_MAX_PER_USER: '5', REVIEWS_MAX_PER_MINUTE: '600' });
+    assert.equal(c.catalog.products.perUser, 5);
+    assert.equal(c.catalog.reviews.perMinute, 600);
+    for (const setting of [
+      'PRODUCTS_MAX_PER_USER',
+      'PRODUCTS_MAX_PER_MINUTE',
+      'REVIEWS_MAX_PER_USER',
+      'REVIEWS_MAX_PER_MINUTE',
+    ]) {
+      assertRejected({ [setting]: '0' }, setting);
+      assertRejected({ [setting]: 'lots' }, setting);
+    }
+    assertRejected({ PRODUCTS_MAX_PER_MINUTE: '60001' }, 'PRODUCTS_MAX_PER_MINUTE');
+  });
 });

@@ -1,6 +1,13 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { paged } from '../db/paging.ts';
-import type { ProductsTable, ReviewsTable, Tables } from '../db/schema.ts';
+import { countedTotal, pageInIdOrder, type RangeCounts } from '../db/range-pages.ts';
+import {
+  type CreationKind,
+  PRODUCT_COUNT_SPAN,
+  type ProductsTable,
+  type ReviewsTable,
+  type Tables,
+} from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import type { Product, ProductSortKey, Review, ReviewSortKey } from './model.ts';
 
@@ -17,6 +24,7 @@ const REVIEW_COLUMNS = ['id', 'product_id', 'author_id', 'rating', 'text', 'writ
 
 const PRODUCT_SORT = { id: 'id', name: 'name', price: 'price', createdAt: 'created_at' } as const;
 const REVIEW_SORT = { id: 'id', time: 'written_at', rating: 'rating' } as const;
+const PRODUCT_COUNTS: RangeCounts = { table: 'product_counts', column: 'products', span: PRODUCT_COUNT_SPAN };
 
 type ProductRow = Pick<Selectable<ProductsTable>, (typeof PRODUCT_COLUMNS)[number]>;
 type ReviewRow = Pick<Selectable<ReviewsTable>, (typeof REVIEW_COLUMNS)[number]>;
@@ -52,10 +60,56 @@ export interface ReviewFields {
   text: string;
 }
 
+/** A creation admitted by the rate (with how many of that kind the user owns), or refused until later. */
+export type CreationSlot = { admitted: true; owned: number } | { admitted: false; retryAfterMs: number };
+
+export interface CatalogRepositoryOptions {
+  postgres: boolean;
+}
+
 export class CatalogRepository {
   readonly #db: Kysely<Tables>;
-  constructor(db: Kysely<Tables>) {
+  readonly #options: CatalogRepositoryOptions;
+  constructor(db: Kysely<Tables>, options: CatalogRepositoryOptions) {
     this.#db = db;
+    this.#options = options;
+  }
+
+  /**
+   * Takes one creation of `kind` from the user's allowance of `perMinute`: that many at once, then
+   * one every 60 s / perMinute (a virtual-scheduling limiter in one row, exact on one instance or
+   * several). In a transaction, the row stays locked until it ends (PostgreSQL; SQLite has one
+   * writer), so `owned` cannot change under the caller before it inserts, and a rollback gives the
+   * creation back. A refusal changes nothing.
+   */
+  async admitCreation(
+    userId: bigint,
+    kind: CreationKind,
+    now: number,
+    perMinute: number,
+  ): Promise<CreationSlot> {
+    const interval = Math.ceil(60_000 / perMinute);
+    const greatest = this.#options.postgres ? sql`greatest` : sql`max`;
+    const paced = sql<bigint>`${greatest}(creation_limits.paced_until, ${BigInt(now)}) + ${BigInt(interval)}`;
+    const row = await this.#db
+      .insertInto('creation_limits')
+      .values({ user_id: userId, kind, owned: 0n, paced_until: BigInt(now + interval) })
+      .onConflict((oc) =>
+        oc
+          .columns(['user_id', 'kind'])
+          .doUpdateSet({ paced_until: paced })
+          .where(sql<boolean>`${paced} <= ${BigInt(now + perMinute * interval)}`),
+      )
+      .returning('owned')
+      .executeTakeFirst();
+    if (row) return { admitted: true, owned: Number(row.owned) };
+    const { paced_until } = await this.#db
+      .selectFrom('creation_limits')
+      .select('paced_until')
+      .where('user_id', '=', userId)
+      .where('kind', '=', kind)
+      .executeTakeFirstOrThrow();
+    return { admitted: false, retryAfterMs: Number(paced_until) + interval - perMinute * interval - now };
   }
 
   async findProduct(id: bigint): Promise<Product | undefined> {
@@ -67,18 +121,24 @@ export class CatalogRepository {
     return row && toProduct(row);
   }
 
+  /** One page in an order other than id: a walk of its (key, id) index (the service bounds its depth). */
   async listProducts(paging: PageRequest<ProductSortKey>): Promise<Product[]> {
     const query = this.#db.selectFrom('products').select(PRODUCT_COLUMNS);
-    const rows = await paged(query, paging, PRODUCT_SORT[paging.sort]).execute();
-    return rows.map(toProduct);
+    return (await paged(query, paging, PRODUCT_SORT[paging.sort]).execute()).map(toProduct);
   }
 
-  async countProducts(): Promise<number> {
-    const row = await this.#db
-      .selectFrom('products')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+  /** One page in id order and the total, both from the per-range counts, at any depth. */
+  async listProductsInIdOrder(
+    paging: PageRequest<ProductSortKey>,
+  ): Promise<{ items: Product[]; total: number }> {
+    const query = this.#db.selectFrom('products').select(PRODUCT_COLUMNS);
+    const { rows, total } = await pageInIdOrder(this.#db, PRODUCT_COUNTS, query, paging);
+    return { items: rows.map(toProduct), total };
+  }
+
+  /** The number of products, from the per-range counts rather than a scan of the table. */
+  countProducts(): Promise<number> {
+    return countedTotal(this.#db, PRODUCT_COUNTS);
   }
 
   async insertProduct(ownerId: bigint, fields: ProductFields): Promise<Product> {
@@ -129,13 +189,14 @@ export class CatalogRepository {
     return rows.map(toReview);
   }
 
+  /** The product's number of reviews, as the triggers keep it (no row: none). */
   async countReviews(productId: bigint): Promise<number> {
     const row = await this.#db
-      .selectFrom('reviews')
-      .select((eb) => eb.fn.countAll().as('n'))
+      .selectFrom('review_counts')
+      .select('reviews')
       .where('product_id', '=', productId)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+      .executeTakeFirst();
+    return Number(row?.reviews ?? 0);
   }
 
   async insertReview(

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { pageOf, pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import { currentSession } from '../sessions/guard.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
-import { pageRequest } from '../shared/paging.ts';
+import { MAX_PAGE_DEPTH, pageRequest } from '../shared/paging.ts';
 import {
   BODY_ERRORS,
   component,
@@ -15,7 +15,14 @@ import {
   success,
   Timestamp,
 } from '../shared/schemas.ts';
-import { PRODUCT_SORT_KEYS, type Product, REVIEW_SORT_KEYS, type Review } from './model.ts';
+import {
+  PRODUCT_DEEP_SORTS,
+  PRODUCT_SORT_KEYS,
+  type Product,
+  REVIEW_DEEP_SORTS,
+  REVIEW_SORT_KEYS,
+  type Review,
+} from './model.ts';
 import {
   type CatalogService,
   PRODUCT_NAME_MAX,
@@ -126,6 +133,16 @@ const NOTES = {
 const fails = (codes: readonly Failing[], notes: keyof typeof NOTES) =>
   failures(codes, { notes: NOTES[notes] });
 
+const DEPTH_NOTE = `page × size may be at most ${MAX_PAGE_DEPTH} in an order that pages no deeper (a page that starts past the end is still an empty array)`;
+const pagingFailures = (deep: string) => ({
+  INVALID_QUERY: `A page, size or sort value that is not accepted, or ${DEPTH_NOTE}. ${deep}`,
+});
+const creationNotes = (plural: string, setting: string) => ({
+  FORBIDDEN: 'The session cookie was sent cross-site.',
+  TOO_MANY_REQUESTS: `You created ${setting}_MAX_PER_MINUTE ${plural} (30 by default) in the last minute: that many at once, then one every 60 s / ${setting}_MAX_PER_MINUTE. Retry-After says when the next one is allowed.`,
+  QUOTA_EXCEEDED: `You own ${setting}_MAX_PER_USER ${plural} (1000 by default); delete some to create more.`,
+});
+
 const created = (reply: FastifyReply, location: string) => reply.code(201).header('location', location);
 
 /** /api/products and its nested /api/products/{id}/reviews: SPEC 4.2's REST convention. */
@@ -139,18 +156,23 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
       schema: {
         summary: 'List products',
         operationId: 'listProducts',
-        description: 'One page of products, ordered by `sort` (SPEC 4.2 paging).',
+        description:
+          'One page of products, ordered by `sort` (SPEC 4.2 paging). In id order (the default) every page can be read; in the other orders page × size may be at most 10,000, and `Link` stops there.',
         querystring: pagingQuery(PRODUCT_SORT_KEYS),
         response: {
           200: pageOf(ProductSchema, 'A page of products.'),
-          ...failures(['INVALID_QUERY']),
+          ...failures(['INVALID_QUERY'], {
+            notes: pagingFailures(
+              'Sort the other way to read from the other end, or by id to reach any page.',
+            ),
+          }),
         },
       },
     },
     async (request, reply) => {
       const paging = pageRequest(request.query, 'id' as const);
       const { items, total } = await catalog.products(paging);
-      setPageHeaders(request, reply, paging, total);
+      setPageHeaders(request, reply, paging, total, PRODUCT_DEEP_SORTS);
       return items.map(productBody);
     },
   );
@@ -161,12 +183,13 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
       schema: {
         summary: 'Create a product',
         operationId: 'createProduct',
-        description: 'You become its owner: only you may change or delete it.',
+        description:
+          'You become its owner: only you may change or delete it. Each account may own and create per minute only so many products (`QUOTA_EXCEEDED`, `TOO_MANY_REQUESTS`).',
         body: ProductBody,
         response: {
           201: success(ProductSchema, 'Created.', 'Location'),
-          ...failures([...WRITE_ERRORS, ...BODY_ERRORS], {
-            notes: { FORBIDDEN: 'The session cookie was sent cross-site.' },
+          ...failures([...WRITE_ERRORS, 'QUOTA_EXCEEDED', 'TOO_MANY_REQUESTS', ...BODY_ERRORS], {
+            notes: creationNotes('products', 'PRODUCTS'),
           }),
         },
       },
@@ -245,19 +268,21 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
         summary: "List a product's reviews",
         operationId: 'listReviews',
         description:
-          'One page of the reviews of one product, ordered by `sort` (SPEC 4.2 nested collections).',
+          'One page of the reviews of one product, ordered by `sort` (SPEC 4.2 nested collections). In every order page × size may be at most 10,000, and `Link` stops there.',
         params: ProductParams,
         querystring: pagingQuery(REVIEW_SORT_KEYS),
         response: {
           200: pageOf(ReviewSchema, 'A page of reviews.'),
-          ...fails(['NOT_FOUND', 'INVALID_QUERY'], 'product'),
+          ...failures(['NOT_FOUND', 'INVALID_QUERY'], {
+            notes: { ...NOTES.product, ...pagingFailures('Sort the other way to read from the other end.') },
+          }),
         },
       },
     },
     async (request, reply) => {
       const paging = pageRequest(request.query, 'id' as const);
       const { items, total } = await catalog.reviews(productId(request.params.id), paging);
-      setPageHeaders(request, reply, paging, total);
+      setPageHeaders(request, reply, paging, total, REVIEW_DEEP_SORTS);
       return items.map(reviewBody);
     },
   );
@@ -268,13 +293,14 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
       schema: {
         summary: 'Review a product',
         operationId: 'createReview',
-        description: 'You become its author: only you may change or delete it.',
+        description:
+          'You become its author: only you may change or delete it. Each account may own and write per minute only so many reviews (`QUOTA_EXCEEDED`, `TOO_MANY_REQUESTS`).',
         params: ProductParams,
         body: ReviewBody,
         response: {
           201: success(ReviewSchema, 'Created.', 'Location'),
-          ...failures([...WRITE_ERRORS, 'NOT_FOUND', ...BODY_ERRORS], {
-            notes: { ...NOTES.product, FORBIDDEN: 'The session cookie was sent cross-site.' },
+          ...failures([...WRITE_ERRORS, 'NOT_FOUND', 'QUOTA_EXCEEDED', 'TOO_MANY_REQUESTS', ...BODY_ERRORS], {
+            notes: { ...NOTES.product, ...creationNotes('reviews', 'REVIEWS') },
           }),
         },
       },

@@ -147,6 +147,36 @@ export interface UserCountsTable {
   users: Int8;
 }
 
+/** The widths of the id ranges product_counts counts, as USER_COUNT_SPAN's for users. */
+export const PRODUCT_COUNT_SPAN = { wide: 65_536, narrow: 1_024 } as const;
+
+/** Products per range of ids, kept by triggers: the total, and where a deep page starts. */
+export interface ProductCountsTable {
+  span: Int8;
+  first_id: Int8;
+  products: Int8;
+}
+
+/** Each product's number of reviews, kept by triggers (no row: none). */
+export interface ReviewCountsTable {
+  product_id: Int8;
+  reviews: Int8;
+}
+
+export type CreationKind = 'product' | 'review';
+
+/** Per user and kind: how many they own (kept by triggers) and how fast they have been creating. */
+export interface CreationLimitsTable {
+  user_id: Int8;
+  kind: CreationKind;
+  owned: Int8;
+  /**
+   * Epoch ms at which the user's creations so far, spaced at the allowed rate, end (a "virtual
+   * scheduling" rate limit: a creation is allowed while this stays within a minute of now).
+   */
+  paced_until: Int8;
+}
+
 export interface PasskeysTable {
   /** The public id users see and name; not the credential id. */
   id: string;
@@ -201,6 +231,9 @@ export interface Tables {
   recovery_codes: RecoveryCodesTable;
   users: UsersTable;
   user_counts: UserCountsTable;
+  product_counts: ProductCountsTable;
+  review_counts: ReviewCountsTable;
+  creation_limits: CreationLimitsTable;
   sessions: SessionsTable;
   products: ProductsTable;
   reviews: ReviewsTable;

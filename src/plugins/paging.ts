@@ -2,7 +2,7 @@
 // Each collection declares only its sort keys; the page request itself is in shared/paging.ts.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type PageRequest } from '../shared/paging.ts';
+import { DEFAULT_PAGE_SIZE, lastPage, MAX_PAGE_SIZE, type PageRequest } from '../shared/paging.ts';
 import { success } from '../shared/schemas.ts';
 
 /** A page number as text: 1 to 999,999,999, no sign or leading zero. */
@@ -43,14 +43,19 @@ export function pageOf<T extends TSchema>(item: T, description: string) {
   return success(Type.Array(item, { maxItems: MAX_PAGE_SIZE }), description, 'X-Total-Count', 'Link');
 }
 
-/** Sets X-Total-Count and a Link header (first, prev, next, last) that keeps the other query parameters. */
+/**
+ * Sets X-Total-Count and a Link header (first, prev, next, last) that keeps the other query
+ * parameters. In an order bounded by MAX_PAGE_DEPTH (every order but `deepSorts`), next and last
+ * stop at the deepest page served, so a client that follows them never meets the 400.
+ */
 export function setPageHeaders(
   request: FastifyRequest,
   reply: FastifyReply,
   paging: PageRequest,
   total: number,
+  deepSorts: readonly string[] = [],
 ): void {
-  const last = Math.max(1, Math.ceil(total / paging.size));
+  const last = lastPage(paging, total, deepSorts);
   const url = new URL(request.url, 'http://usher.invalid');
   const link = (page: number, rel: string) => {
     url.searchParams.set('page', String(page));

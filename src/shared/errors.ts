@@ -18,7 +18,7 @@ export const ERROR_CODES = {
   },
   INVALID_QUERY: {
     status: 400,
-    when: 'A query parameter (page, size, sort) has a value that is not accepted.',
+    when: 'A query parameter (page, size, sort) has a value that is not accepted, or page × size is over 10,000 in an order that pages no deeper.',
   },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'The body is not application/json.' },
   PAYLOAD_TOO_LARGE: { status: 413, when: 'The body is larger than the limit (1 MiB).' },
@@ -35,13 +35,17 @@ export const ERROR_CODES = {
     status: 409,
     when: 'Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again.',
   },
+  QUOTA_EXCEEDED: {
+    status: 409,
+    when: 'You own as many products (or reviews) as one account may (PRODUCTS_MAX_PER_USER, REVIEWS_MAX_PER_USER); delete some to create more.',
+  },
   INVALID_TOKEN: {
     status: 400,
     when: 'The password-reset or email-verification token is unknown, already used, or expired.',
   },
   TOO_MANY_REQUESTS: {
     status: 429,
-    when: 'Too many requests of this kind from this client address; try again after Retry-After seconds.',
+    when: 'Too many requests of this kind from this client address, or creations from this account; try again after Retry-After seconds.',
   },
   BAD_REQUEST: {
     status: 400,

@@ -2,6 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from '../db/errors.ts';
 import { paged } from '../db/paging.ts';
 import { type NamedQuery, named, runPrepared, type Tuple } from '../db/prepared.ts';
+import { countedTotal, pageInIdOrder, type RangeCounts } from '../db/range-pages.ts';
 import { type Tables, USER_COUNT_SPAN, type UsersTable } from '../db/schema.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import type { PageRequest } from '../shared/paging.ts';
@@ -167,63 +168,25 @@ export class UsersRepository {
       .execute();
   }
 
-  /** One page and the total. In id order (the default) a deep page costs what page 1 does. */
-  async list(paging: PageRequest<UserSortKey>): Promise<{ users: User[]; total: number }> {
-    if (paging.sort === 'id') return this.#listById(paging);
+  /** One page in an order other than id: a walk of that order's index (the service bounds its depth). */
+  async list(paging: PageRequest<UserSortKey>): Promise<User[]> {
     const query = this.#db.selectFrom('users').select(USER_COLUMNS);
-    const [rows, total] = await Promise.all([
-      paged(query, paging, SORT_COLUMNS[paging.sort]).execute(),
-      this.#count(),
-    ]);
+    const rows = await paged(query, paging, SORT_COLUMNS[paging.sort], {
+      unique: paging.sort === 'email',
+    }).execute();
+    return rows.map(toUser);
+  }
+
+  /** One page in id order and the total: the per-range counts find both, so page 50,000 costs what page 1 does. */
+  async listInIdOrder(paging: PageRequest<UserSortKey>): Promise<{ users: User[]; total: number }> {
+    const query = this.#db.selectFrom('users').select(USER_COLUMNS);
+    const { rows, total } = await pageInIdOrder(this.#db, USER_COUNTS, query, paging);
     return { users: rows.map(toUser), total };
   }
 
   /** The number of users, from the per-range counts rather than a scan of the table. */
-  async #count(): Promise<number> {
-    const row = await this.#db
-      .selectFrom('user_counts')
-      .select((eb) => eb.fn.sum<bigint | string | number | null>('users').as('n'))
-      .where('span', '=', BigInt(USER_COUNT_SPAN.wide))
-      .executeTakeFirstOrThrow();
-    return Number(row.n ?? 0);
-  }
-
-  /**
-   * Walks the wide ranges' counts to the one the page starts in, then the narrow ones inside it,
-   * then reads users from that narrow range's first id, skipping only the users of that range
-   * before the page: a few dozen small rows and at most one narrow range, at any depth.
-   */
-  async #listById(paging: PageRequest<UserSortKey>): Promise<{ users: User[]; total: number }> {
-    const order = paging.descending ? 'desc' : 'asc';
-    const counts = (span: number) =>
-      this.#db
-        .selectFrom('user_counts')
-        .select(['first_id', 'users'])
-        .where('span', '=', BigInt(span))
-        .where('users', '>', 0n)
-        .orderBy('first_id', order);
-    const wide = await counts(USER_COUNT_SPAN.wide).execute();
-    const total = wide.reduce((n, r) => n + Number(r.users), 0);
-    const inWide = findRange(wide, paging.offset);
-    if (!inWide) return { users: [], total };
-    const wideStart = inWide.range.first_id;
-    const narrow = await counts(USER_COUNT_SPAN.narrow)
-      .where('first_id', '>=', wideStart)
-      .where('first_id', '<', wideStart + BigInt(USER_COUNT_SPAN.wide))
-      .execute();
-    const inNarrow = findRange(narrow, inWide.skip);
-    // Only a write between the two reads can make the narrow counts disagree with the wide one.
-    if (!inNarrow) return { users: [], total };
-    const first = inNarrow.range.first_id;
-    const query = this.#db.selectFrom('users').select(USER_COLUMNS);
-    const rows = await (paging.descending
-      ? query.where('id', '<', first + BigInt(USER_COUNT_SPAN.narrow)).orderBy('id', 'desc')
-      : query.where('id', '>=', first).orderBy('id', 'asc')
-    )
-      .limit(paging.size)
-      .offset(inNarrow.skip)
-      .execute();
-    return { users: rows.map(toUser), total };
+  count(): Promise<number> {
+    return countedTotal(this.#db, USER_COUNTS);
   }
 
   /**
@@ -269,6 +232,7 @@ export class UsersRepository {
 }
 
 const SORT_COLUMNS = { id: 'id', name: 'name', email: 'email_key', createdAt: 'created_at' } as const;
+const USER_COUNTS: RangeCounts = { table: 'user_counts', column: 'users', span: USER_COUNT_SPAN };
 
 export interface UserChanges {
   email: string;
@@ -279,20 +243,4 @@ export interface UserChanges {
   ifPasswordHash?: string | undefined;
   /** The email is a new one: not verified until a link mailed to it is followed. */
   unverify?: boolean;
-}
-
-interface RangeCount {
-  first_id: bigint;
-  users: bigint;
-}
-
-/** The range, of counts in page order, holding the user at `offset`, and how many come before it there. */
-function findRange(ranges: RangeCount[], offset: number): { range: RangeCount; skip: number } | undefined {
-  let skip = offset;
-  for (const range of ranges) {
-    const users = Number(range.users);
-    if (skip < users) return { range, skip };
-    skip -= users;
-  }
-  return undefined;
 }

@@ -10,12 +10,12 @@ import type { WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { mapAwaitable } from '../shared/awaitable.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
-import { type PageRequest, pageRequest } from '../shared/paging.ts';
+import { MAX_PAGE_DEPTH, type PageRequest, pageRequest } from '../shared/paging.ts';
 import { BODY_ERRORS, bodyOptional, failures, noContent, success } from '../shared/schemas.ts';
 import { ReauthBody } from './reauth.ts';
 import { EMAIL_MAX, NAME_MAX } from './rules.ts';
 import { type UsersService, userNotFound } from './service.ts';
-import { USER_SORT_KEYS, type UserSortKey } from './user.ts';
+import { USER_DEEP_SORTS, USER_SORT_KEYS, type UserSortKey } from './user.ts';
 
 const UserIdParams = Type.Object({
   id: Type.String({ pattern: ID_PATTERN, description: 'User id: decimal digits, 1 to 2^63-1.' }),
@@ -137,11 +137,16 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
           summary: 'List users',
           operationId: 'listUsers',
           description:
-            `One page of users, ordered by \`sort\` (SPEC 4.2 paging). ${LOOKUP_NOTE[lookup]}`.trim(),
+            `One page of users, ordered by \`sort\` (SPEC 4.2 paging). In id order (the default) every page can be read; in the other orders page × size may be at most ${MAX_PAGE_DEPTH}, and \`Link\` stops there. ${LOOKUP_NOTE[lookup]}`.trim(),
           querystring: pagingQuery(USER_SORT_KEYS),
           response: {
             200: pageOf(profile.userSchema, 'A page of users.'),
-            ...failures(['INVALID_QUERY'], { codeOnly: true }),
+            ...failures(['INVALID_QUERY'], {
+              codeOnly: true,
+              notes: {
+                INVALID_QUERY: `A page, size or sort value that is not accepted, or page × size over ${MAX_PAGE_DEPTH} in an order other than id (a page that starts past the end is still an empty array).`,
+              },
+            }),
           },
         },
         config: { renderError: renderCodeOnly, noStore: true },
@@ -149,7 +154,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       async (request, reply) => {
         const paging = pageRequest(request.query, 'id' as const);
         const { users: page, total } = await listFor(await viewer(request), paging);
-        setPageHeaders(request, reply, paging, total);
+        setPageHeaders(request, reply, paging, total, USER_DEEP_SORTS);
         return page.map((u) => profile.user(u));
       },
     );

@@ -7,12 +7,12 @@ import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';
-import type { PageRequest } from '../shared/paging.ts';
+import { type PageRequest, readPage } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
 import { confirmPresentPassword, type PasswordAttempts, type Reauthentication } from './reauth.ts';
 import { type Credentials, EmailTakenError, type UsersRepository } from './repository.ts';
 import { checkEmail, checkName } from './rules.ts';
-import { emailKey, type User, type UserSortKey } from './user.ts';
+import { emailKey, USER_DEEP_SORTS, type User, type UserSortKey } from './user.ts';
 
 export interface Registration {
   email: string;
@@ -83,7 +83,10 @@ export class UsersService {
   }
 
   async list(paging: PageRequest<UserSortKey>): Promise<{ users: User[]; total: number }> {
-    return this.#users.list(paging);
+    const users = this.#users;
+    if (USER_DEEP_SORTS.includes(paging.sort)) return users.listInIdOrder(paging);
+    const { items, total } = await readPage(paging, USER_DEEP_SORTS, users.count(), () => users.list(paging));
+    return { users: items, total };
   }
 
   /**

@@ -15,3 +15,5 @@ export function emailKey(email: string): string {
 
 export const USER_SORT_KEYS = ['id', 'name', 'email', 'createdAt'] as const;
 export type UserSortKey = (typeof USER_SORT_KEYS)[number];
+/** Orders whose pages are found through user_counts at any depth; the others stop at MAX_PAGE_DEPTH. */
+export const USER_DEEP_SORTS: readonly UserSortKey[] = ['id'];

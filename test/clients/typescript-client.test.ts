@@ -40,6 +40,7 @@ const codesAreTheDocumented: Equal<
   | 'INVALID_TOKEN'
   | 'NOT_FOUND'
   | 'PAYLOAD_TOO_LARGE'
+  | 'QUOTA_EXCEEDED'
   | 'REQUEST_TIMEOUT'
   | 'SIGNIN_FAILED'
   | 'TOO_MANY_REQUESTS'

@@ -431,13 +431,13 @@ export interface paths {
         };
         /**
          * List products
-         * @description One page of products, ordered by `sort` (SPEC 4.2 paging).
+         * @description One page of products, ordered by `sort` (SPEC 4.2 paging). In id order (the default) every page can be read; in the other orders page × size may be at most 10,000, and `Link` stops there.
          */
         get: operations["listProducts"];
         put?: never;
         /**
          * Create a product
-         * @description You become its owner: only you may change or delete it.
+         * @description You become its owner: only you may change or delete it. Each account may own and create per minute only so many products (`QUOTA_EXCEEDED`, `TOO_MANY_REQUESTS`).
          */
         post: operations["createProduct"];
         delete?: never;
@@ -483,13 +483,13 @@ export interface paths {
         };
         /**
          * List a product's reviews
-         * @description One page of the reviews of one product, ordered by `sort` (SPEC 4.2 nested collections).
+         * @description One page of the reviews of one product, ordered by `sort` (SPEC 4.2 nested collections). In every order page × size may be at most 10,000, and `Link` stops there.
          */
         get: operations["listReviews"];
         put?: never;
         /**
          * Review a product
-         * @description You become its author: only you may change or delete it.
+         * @description You become its author: only you may change or delete it. Each account may own and write per minute only so many reviews (`QUOTA_EXCEEDED`, `TOO_MANY_REQUESTS`).
          */
         post: operations["createReview"];
         delete?: never;
@@ -823,7 +823,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "EMAIL_TAKEN" | "TOTP_ALREADY_ON";
+            error: "EMAIL_TAKEN" | "TOTP_ALREADY_ON" | "QUOTA_EXCEEDED";
             message: string;
         };
         /** @description A 503 failure of a documented endpoint: the code alone (SPEC 7). */
@@ -3093,7 +3093,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `INVALID_QUERY`: A query parameter (page, size, sort) has a value that is not accepted.
+             *     `INVALID_QUERY`: A page, size or sort value that is not accepted, or page × size may be at most 10000 in an order that pages no deeper (a page that starts past the end is still an empty array). Sort the other way to read from the other end, or by id to reach any page.
              */
             400: {
                 headers: {
@@ -3190,6 +3190,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
+            /** @description `QUOTA_EXCEEDED`: You own PRODUCTS_MAX_PER_USER products (1000 by default); delete some to create more. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
             413: {
                 headers: {
@@ -3206,6 +3215,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `TOO_MANY_REQUESTS`: You created PRODUCTS_MAX_PER_MINUTE products (30 by default) in the last minute: that many at once, then one every 60 s / PRODUCTS_MAX_PER_MINUTE. Retry-After says when the next one is allowed. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
             /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
@@ -3518,7 +3538,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `INVALID_QUERY`: A query parameter (page, size, sort) has a value that is not accepted.
+             *     `INVALID_QUERY`: A page, size or sort value that is not accepted, or page × size may be at most 10000 in an order that pages no deeper (a page that starts past the end is still an empty array). Sort the other way to read from the other end.
              */
             400: {
                 headers: {
@@ -3634,6 +3654,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
+            /** @description `QUOTA_EXCEEDED`: You own REVIEWS_MAX_PER_USER reviews (1000 by default); delete some to create more. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
             413: {
                 headers: {
@@ -3650,6 +3679,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `TOO_MANY_REQUESTS`: You created REVIEWS_MAX_PER_MINUTE reviews (30 by default) in the last minute: that many at once, then one every 60 s / REVIEWS_MAX_PER_MINUTE. Retry-After says when the next one is allowed. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
             /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */

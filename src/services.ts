@@ -27,6 +27,8 @@ import { RecoveryService } from './recovery/service.ts';
 import { SessionsRepository } from './sessions/repository.ts';
 import { type Clock, SessionService } from './sessions/service.ts';
 import { AccountTokensRepository } from './tokens/repository.ts';
+import { EmailChangeLimits, RegistrationLimits } from './users/limits.ts';
+import { LimitEventsRepository } from './users/limits-repository.ts';
 import { UsersRepository } from './users/repository.ts';
 import { UsersService } from './users/service.ts';
 
@@ -69,6 +71,11 @@ export function createServices(config: Config, database: Database, now: Clock = 
   const transaction = inTransaction(database.db, repositories);
 
   const hasher = new PasswordHasher(config.passwordHash);
+  const limitEvents = new LimitEventsRepository(database.db);
+  const usersLimits = {
+    registration: new RegistrationLimits(config.registration, limitEvents, now),
+    emailChange: new EmailChangeLimits(config.emailChange, limitEvents, now),
+  };
   const sessions = new SessionService(repos.sessions, config.session, now);
   const throttle = new SigninThrottle(repos.attempts, config.throttle, now);
   const mail = new MailService(repos.outbox, createTransport(config.mail), config.mail, now);
@@ -120,11 +127,12 @@ export function createServices(config: Config, database: Database, now: Clock = 
   });
   return {
     hasher,
-    users: new UsersService(repos.users, hasher, transaction, accountMail, mail, throttle),
+    users: new UsersService(repos.users, hasher, transaction, accountMail, mail, throttle, usersLimits),
     auth: new AuthService(
       repos.users,
       repos.signins,
-      hasher,
+      // Sign-in hashes in a lane of its own: other hashing cannot take all of its slots and queue.
+      hasher.signInLane(),
       throttle,
       sessions,
       transaction,
@@ -144,6 +152,8 @@ export function createServices(config: Config, database: Database, now: Clock = 
         throttle.purgeExpired(),
         recovery.purge(),
         passkeys.purgeExpired(),
+        usersLimits.registration.purge(),
+        usersLimits.emailChange.purge(),
         repos.outbox.purgeFinished(new Date(now() - FINISHED_MAIL_KEPT_MS)),
       ]);
     },

@@ -150,7 +150,8 @@ export class RecoveryService {
       await repos.users.markEmailVerified(user.id, now);
       await repos.sessions.deleteForUser(user.id);
       await repos.tokens.voidAll(user.id, 'password-reset', now);
-      await this.#accountMail.passwordChanged(repos, user);
+      // The link reached the address: it is proven now, as the row just marked.
+      await this.#accountMail.passwordChanged(repos, { ...user, emailVerified: true });
       return user;
     });
     await this.#throttle.forgiveAccount(emailKey(user.email));

@@ -9,6 +9,7 @@ import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
+import type { EmailChangeLimits, RegistrationLimits, Taken } from './limits.ts';
 import { confirmPresentPassword, type PasswordAttempts } from './reauth.ts';
 import { type Credentials, EmailTakenError, type UsersRepository } from './repository.ts';
 import { checkEmail, checkName } from './rules.ts';
@@ -29,6 +30,12 @@ export interface UserUpdate {
 }
 
 export type { PasswordAttempts } from './reauth.ts';
+
+/** The limits on registrations from client addresses and on email changes (users/limits.ts). */
+export interface UsersLimits {
+  registration: RegistrationLimits;
+  emailChange: EmailChangeLimits;
+}
 
 export const userNotFound = () => new AppError('USER_NOT_FOUND', 'No user has that id.');
 const forbidden = () => new AppError('FORBIDDEN', 'A user may change or delete only their own account.');
@@ -53,6 +60,7 @@ export class UsersService {
 
   readonly #accountMail: AccountMail;
   readonly #mail: Pick<MailService, 'wake'>;
+  readonly #limits: UsersLimits;
 
   constructor(
     users: UsersRepository,
@@ -61,7 +69,9 @@ export class UsersService {
     accountMail: AccountMail,
     mail: Pick<MailService, 'wake'>,
     attempts: PasswordAttempts,
+    limits: UsersLimits,
   ) {
+    this.#limits = limits;
     this.#accountMail = accountMail;
     this.#mail = mail;
     this.#users = users;
@@ -104,15 +114,43 @@ export class UsersService {
     const key = emailKey(email);
     const sensitive = password !== undefined || key !== emailKey(current.user.email);
     if (sensitive) await this.#confirmPassword(current, input.currentPassword, client.address);
+    // A new address is unproven until a link mailed to it is followed; the old address hears of
+    // the change, and a new password is announced, in the same transaction as the change.
+    const emailChanged = key !== emailKey(current.user.email);
+    // Counted before the hash: a change beyond the mail caps is refused (429) rather than made
+    // without its mails, so every change that happens is announced to the old address.
+    const counted: Taken | undefined = emailChanged
+      ? await this.#limits.emailChange.take(id, current.user.email, email)
+      : undefined;
+    try {
+      return await this.#apply(actor, id, { email, key, name, password, sensitive, emailChanged }, current);
+    } catch (error) {
+      // Not changed (the address was taken meanwhile, the password moved on, a busy hasher): no mail went.
+      await counted?.giveBack();
+      throw error;
+    }
+  }
+
+  async #apply(
+    actor: ActiveSession,
+    id: bigint,
+    change: {
+      email: string;
+      key: string;
+      name: string;
+      password: string | undefined;
+      sensitive: boolean;
+      emailChanged: boolean;
+    },
+    current: Credentials,
+  ): Promise<User> {
+    const { email, key, name, password, sensitive, emailChanged } = change;
     const passwordHash = password === undefined ? undefined : await this.#hasher.hash(password);
     // The new hash and the end of the other sessions commit together: a password change never
     // leaves a session it should have ended. A confirmed change only applies to the hash the
     // present password was checked against: if the password changed meanwhile, it was not the
     // present one any more.
     const ifPasswordHash = sensitive ? current.passwordHash : undefined;
-    // A new address is unproven until a link mailed to it is followed; the old address hears of
-    // the change, and a new password is announced, in the same transaction as the change.
-    const emailChanged = key !== emailKey(current.user.email);
     const user = await this.#transaction(async (repos) => {
       let updated: User | undefined;
       try {
@@ -139,7 +177,7 @@ export class UsersService {
         await repos.tokens.voidAll(id, 'password-reset', now);
         await repos.tokens.voidAll(id, 'email-verify', now);
         await this.#accountMail.verification(repos, updated);
-        await this.#accountMail.emailChanged(repos, updated, current.user.email);
+        await this.#accountMail.emailChanged(repos, updated, current.user);
       }
       return updated;
     });
@@ -200,10 +238,19 @@ export class UsersService {
     return user;
   }
 
-  async register(input: Registration): Promise<User> {
+  /**
+   * POST /api/users (with the client's address, within the registration limits) and the admin
+   * CLI (without one: the operator is not limited).
+   */
+  async register(input: Registration, client?: { address: string }): Promise<User> {
     const email = checkEmail(input.email);
     const name = checkName(input.name);
     const password = await checkPassword(input.password);
+    if (!client) return this.#register(email, name, password);
+    return this.#limits.registration.run(client.address, () => this.#register(email, name, password));
+  }
+
+  async #register(email: string, name: string, password: string): Promise<User> {
     const key = emailKey(email);
     // Checked before hashing so an obvious duplicate costs no hash; the unique index still
     // decides races between simultaneous registrations.

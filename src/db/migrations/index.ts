@@ -7,6 +7,7 @@ import { createSigninAttempts } from './2026-11-23-0005-signin-attempts.ts';
 import { createAccountLifecycle } from './2026-11-23-0006-account-lifecycle.ts';
 import { createPasskeys } from './2026-11-23-0008-passkeys.ts';
 import { createTotp } from './2026-11-23-0009-totp.ts';
+import { createRegistrationLimits } from './2026-11-24-0012-registration-limits.ts';
 
 /**
  * Every migration, keyed by a date-prefixed name that sorts in the order they must run. Each gets
@@ -22,5 +23,6 @@ export function createMigrations(dialect: 'sqlite' | 'postgres'): Record<string,
     '2026-11-23-0006-account-lifecycle': createAccountLifecycle(dialect),
     '2026-11-23-0008-passkeys': createPasskeys(dialect),
     '2026-11-23-0009-totp': createTotp(dialect),
+    '2026-11-24-0012-registration-limits': createRegistrationLimits(dialect),
   };
 }

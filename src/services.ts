@@ -66,15 +66,15 @@ export function createServices(config: Config, database: Database, now: Clock = 
     mfa: new MfaRepository(db),
     attempts: new SigninAttemptsRepository(db),
     signins: new SigninRepository(db, { postgres }),
+    limits: new LimitEventsRepository(db),
   });
   const repos = repositories(database.db);
   const transaction = inTransaction(database.db, repositories);
 
   const hasher = new PasswordHasher(config.passwordHash);
-  const limitEvents = new LimitEventsRepository(database.db);
   const usersLimits = {
-    registration: new RegistrationLimits(config.registration, limitEvents, now),
-    emailChange: new EmailChangeLimits(config.emailChange, limitEvents, now),
+    registration: new RegistrationLimits(config.registration, repos.limits, now),
+    emailChange: new EmailChangeLimits(config.emailChange, repos.limits, now),
   };
   const sessions = new SessionService(repos.sessions, config.session, now);
   const throttle = new SigninThrottle(repos.attempts, config.throttle, now);

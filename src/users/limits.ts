@@ -39,22 +39,26 @@ export class WindowLimits {
   /**
    * Records one event for each of `counts`; when any of them is then over its limit, removes
    * them all and answers the seconds until that count has room again. Otherwise the events stay.
+   * `events` may be bound to the caller's transaction: the events then commit with its change.
    */
-  async take(counts: readonly Counted[]): Promise<{ taken: Taken } | { retryAfterSeconds: number }> {
+  async take(
+    counts: readonly Counted[],
+    events: LimitEventsRepository = this.#events,
+  ): Promise<{ taken: Taken } | { retryAfterSeconds: number }> {
     const now = this.#now();
     const since = now - this.#windowMs;
     const ids: bigint[] = [];
-    for (const c of counts) ids.push(await this.#events.add(c.scope, c.subject, now));
+    for (const c of counts) ids.push(await events.add(c.scope, c.subject, now));
     const over: Counted[] = [];
     for (const c of counts) {
-      if ((await this.#events.countSince(c.scope, c.subject, since)) > c.limit) over.push(c);
+      if ((await events.countSince(c.scope, c.subject, since)) > c.limit) over.push(c);
     }
-    if (over.length === 0) return { taken: { giveBack: () => this.#events.remove(ids) } };
-    await this.#events.remove(ids);
+    if (over.length === 0) return { taken: { giveBack: () => events.remove(ids) } };
+    await events.remove(ids);
     // Room comes back when the limit-th newest of the others leaves the window.
     let retryAfterSeconds = 1;
     for (const c of over) {
-      const nth = await this.#events.nthNewestSince(c.scope, c.subject, since, c.limit);
+      const nth = await events.nthNewestSince(c.scope, c.subject, since, c.limit);
       const freesAt = (nth ?? now) + this.#windowMs;
       retryAfterSeconds = Math.max(retryAfterSeconds, Math.ceil((freesAt - now) / 1000));
     }
@@ -164,20 +168,30 @@ export class EmailChangeLimits {
     this.#window = new WindowLimits(events, policy.windowMs, now);
   }
 
-  /** Counts a change of `userId`'s email from `oldEmail` to `newEmail`, or throws 429. */
-  async take(userId: bigint, oldEmail: string, newEmail: string): Promise<Taken> {
-    const verdict = await this.#window.take([
-      { scope: 'email-change', subject: String(userId), limit: this.#policy.perAccount },
-      { scope: 'email-change-mail', subject: mailbox(newEmail), limit: this.#policy.perMailbox },
-      { scope: 'email-change-mail', subject: mailbox(oldEmail), limit: this.#policy.perMailbox },
-    ]);
+  /**
+   * Counts a change of `userId`'s email from `oldEmail` to `newEmail` in the transaction of the
+   * change (`events` bound to it), or throws 429 for the transaction to roll back.
+   */
+  async take(
+    events: LimitEventsRepository,
+    userId: bigint,
+    oldEmail: string,
+    newEmail: string,
+  ): Promise<void> {
+    const verdict = await this.#window.take(
+      [
+        { scope: 'email-change', subject: String(userId), limit: this.#policy.perAccount },
+        { scope: 'email-change-mail', subject: mailbox(newEmail), limit: this.#policy.perMailbox },
+        { scope: 'email-change-mail', subject: mailbox(oldEmail), limit: this.#policy.perMailbox },
+      ],
+      events,
+    );
     if ('retryAfterSeconds' in verdict) {
       throw tooMany(
         'email: too many email changes for this account or mails to these addresses; try again later',
         verdict.retryAfterSeconds,
       );
     }
-    return verdict.taken;
   }
 
   purge(): Promise<void> {

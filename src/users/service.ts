@@ -9,7 +9,8 @@ import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
-import type { EmailChangeLimits, RegistrationLimits, Taken } from './limits.ts';
+import type { EmailChangeLimits, RegistrationLimits } from './limits.ts';
+import type { LimitEventsRepository } from './limits-repository.ts';
 import { confirmPresentPassword, type PasswordAttempts } from './reauth.ts';
 import { type Credentials, EmailTakenError, type UsersRepository } from './repository.ts';
 import { checkEmail, checkName } from './rules.ts';
@@ -45,6 +46,7 @@ const wrongCurrentPassword = () => invalid('currentPassword', 'is not your prese
 export interface AccountRepositories extends AccountMailRepositories {
   users: UsersRepository;
   sessions: SessionsRepository;
+  limits: LimitEventsRepository;
 }
 
 function found(user: User | undefined): User {
@@ -114,43 +116,15 @@ export class UsersService {
     const key = emailKey(email);
     const sensitive = password !== undefined || key !== emailKey(current.user.email);
     if (sensitive) await this.#confirmPassword(current, input.currentPassword, client.address);
-    // A new address is unproven until a link mailed to it is followed; the old address hears of
-    // the change, and a new password is announced, in the same transaction as the change.
-    const emailChanged = key !== emailKey(current.user.email);
-    // Counted before the hash: a change beyond the mail caps is refused (429) rather than made
-    // without its mails, so every change that happens is announced to the old address.
-    const counted: Taken | undefined = emailChanged
-      ? await this.#limits.emailChange.take(id, current.user.email, email)
-      : undefined;
-    try {
-      return await this.#apply(actor, id, { email, key, name, password, sensitive, emailChanged }, current);
-    } catch (error) {
-      // Not changed (the address was taken meanwhile, the password moved on, a busy hasher): no mail went.
-      await counted?.giveBack();
-      throw error;
-    }
-  }
-
-  async #apply(
-    actor: ActiveSession,
-    id: bigint,
-    change: {
-      email: string;
-      key: string;
-      name: string;
-      password: string | undefined;
-      sensitive: boolean;
-      emailChanged: boolean;
-    },
-    current: Credentials,
-  ): Promise<User> {
-    const { email, key, name, password, sensitive, emailChanged } = change;
     const passwordHash = password === undefined ? undefined : await this.#hasher.hash(password);
     // The new hash and the end of the other sessions commit together: a password change never
     // leaves a session it should have ended. A confirmed change only applies to the hash the
     // present password was checked against: if the password changed meanwhile, it was not the
     // present one any more.
     const ifPasswordHash = sensitive ? current.passwordHash : undefined;
+    // A new address is unproven until a link mailed to it is followed; the old address hears of
+    // the change, and a new password is announced, in the same transaction as the change.
+    const emailChanged = key !== emailKey(current.user.email);
     const user = await this.#transaction(async (repos) => {
       let updated: User | undefined;
       try {
@@ -167,6 +141,11 @@ export class UsersService {
         throw error;
       }
       if (!updated) return undefined;
+      // Counted here, after the write that decided who holds each address: any change that
+      // mails an address waits for the row or index entry of the one before it, so the counts
+      // are exact on both stores. Beyond a cap the change is refused (429) and rolls back,
+      // rather than made without its mails: every change that happens is announced.
+      if (emailChanged) await this.#limits.emailChange.take(repos.limits, id, current.user.email, email);
       if (passwordHash !== undefined) {
         await repos.sessions.deleteForUser(id, actor.tokenHash);
         await this.#accountMail.passwordChanged(repos, updated);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Profile } from '../../src/config.ts';
-import { asUser, newUser, register, signIn, startApp, type TestApp } from '../helpers/app.ts';
+import { asUser, NO_THROTTLE, newUser, register, signIn, startApp, type TestApp } from '../helpers/app.ts';
 import { mailsTo, mailTo, SUBJECTS, waitForMails } from '../helpers/mail.ts';
 import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
 import { describeEachStore } from '../helpers/stores.ts';
@@ -117,8 +117,7 @@ describeEachStore('email change mail caps', (store) => {
     assertTooMany(await two.setEmail(newUser().email), 'two leaving the address');
     assert.equal((await t.get(`/api/users/${two.id}`)).json().email, victim);
     const three = await account(t);
-    // The address is taken too (409), but the cap is checked first: nothing is mailed either way.
-    assertTooMany(await three.setEmail(victim), 'a third account taking the address');
+    assert.equal((await three.setEmail(victim)).statusCode, 409, 'taken: no mail either way');
     await settled(t);
     assert.equal(mailsTo(smtp, victim).length, 3);
   });
@@ -148,6 +147,20 @@ describeEachStore('email change mail caps', (store) => {
       const email = i % 2 ? u.email.toUpperCase() : u.email;
       const res = await me.put(`/api/users/${u.id}`, { email, name: `Name ${i}` });
       assert.equal(res.statusCode, 200, res.body);
+    }
+  });
+
+  test('ISSUE 25: simultaneous changes of one account are counted exactly: of 8 at once to new addresses, 3 are made', async () => {
+    // The sign-in throttle's bound on present-password checks at once is lifted: only the cap binds.
+    const t = await startApp(store, 'b', { mail: mailTo(smtp.url), throttle: NO_THROTTLE });
+    try {
+      const u = await account(t);
+      const results = await Promise.all(Array.from({ length: 8 }, () => u.setEmail(newUser().email)));
+      const statuses = results.map((r) => r.statusCode).sort();
+      assert.deepEqual(statuses, [200, 200, 200, 429, 429, 429, 429, 429]);
+      for (const r of results) if (r.statusCode === 429) assertTooMany(r, 'beyond 3');
+    } finally {
+      await t.close();
     }
   });
 

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Config } from '../../src/config.ts';
+import { hashLanes } from '../../src/passwords/hasher.ts';
 import { CHEAP_HASH, NO_THROTTLE, newUser, register, startApp, type TestApp } from '../helpers/app.ts';
 import { waitUntil } from '../helpers/mail.ts';
 import { describeEachStore } from '../helpers/stores.ts';
@@ -154,4 +155,27 @@ describeEachStore('hash lanes', (store) => {
       await t.close();
     }
   });
+});
+
+test('ISSUE 25: how HASH_SIGNIN_SHARE splits the slots and the queue', () => {
+  const lanes = (concurrency: number, queueLimit: number, signinSharePercent?: number) =>
+    Object.fromEntries(
+      hashLanes({ memoryKiB: 19456, passes: 2, parallelism: 1, concurrency, queueLimit, signinSharePercent }),
+    );
+  // The default on 2 cores: one slot owed to each, sign-in may use both; 64 places each.
+  assert.deepEqual(lanes(2, 128), {
+    signin: { guaranteed: 1, max: 2, maxWaiting: 64 },
+    account: { guaranteed: 1, max: 1, maxWaiting: 64 },
+  });
+  // One slot: owed to sign-in; the rest may still run one hash whenever no sign-in waits.
+  assert.deepEqual(lanes(1, 128), {
+    signin: { guaranteed: 1, max: 1, maxWaiting: 64 },
+    account: { guaranteed: 0, max: 1, maxWaiting: 64 },
+  });
+  assert.deepEqual(lanes(4, 10, 75), {
+    signin: { guaranteed: 3, max: 4, maxWaiting: 8 },
+    account: { guaranteed: 1, max: 1, maxWaiting: 2 },
+  });
+  // Never a lane without a place to wait.
+  assert.equal(lanes(2, 1).account!.maxWaiting, 1);
 });

@@ -267,3 +267,45 @@ describeEachStore('registration limits', (store) => {
     assert.match(run.stdout + run.stderr, /imported 4/);
   });
 });
+
+test('ISSUE 25: the registration and email-change settings are read and validated by config.ts', async () => {
+  const { ConfigError } = await import('../../src/config.ts');
+  const defaults = loadConfig({});
+  assert.deepEqual(defaults.registration, {
+    perAddress: 10,
+    windowMs: 900_000,
+    concurrentPerAddress: 2,
+    concurrent: 16,
+  });
+  assert.deepEqual(defaults.emailChange, { perAccount: 3, perMailbox: 3, windowMs: 900_000 });
+  assert.equal(defaults.passwordHash.signinSharePercent, 50);
+  const set = loadConfig({
+    REGISTRATION_MAX_PER_ADDRESS: '50',
+    REGISTRATION_MAX_CONCURRENT_PER_ADDRESS: '4',
+    REGISTRATION_MAX_CONCURRENT: '32',
+    EMAIL_CHANGE_MAX_PER_ACCOUNT: '5',
+    EMAIL_CHANGE_MAX_PER_MAILBOX: '6',
+    HASH_SIGNIN_SHARE: '75',
+  });
+  assert.deepEqual(
+    [set.registration.perAddress, set.registration.concurrentPerAddress, set.registration.concurrent],
+    [50, 4, 32],
+  );
+  assert.deepEqual([set.emailChange.perAccount, set.emailChange.perMailbox], [5, 6]);
+  assert.equal(set.passwordHash.signinSharePercent, 75);
+  for (const [name, value] of [
+    ['REGISTRATION_MAX_PER_ADDRESS', '0'],
+    ['REGISTRATION_MAX_CONCURRENT_PER_ADDRESS', 'two'],
+    ['REGISTRATION_MAX_CONCURRENT', '-1'],
+    ['EMAIL_CHANGE_MAX_PER_ACCOUNT', '0'],
+    ['EMAIL_CHANGE_MAX_PER_MAILBOX', '1001'],
+    ['HASH_SIGNIN_SHARE', '100'],
+    ['HASH_SIGNIN_SHARE', '0'],
+  ] as const) {
+    assert.throws(
+      () => loadConfig({ [name]: value }),
+      (e: unknown) => e instanceof ConfigError && e.setting === name,
+      `${name}=${value}`,
+    );
+  }
+});

@@ -179,6 +179,9 @@ async function launch(
       // sign-ins in flight and failures would turn its storm into 429s the baseline never sends.
       SIGNIN_MAX_CONCURRENT_PER_ADDRESS: '10000',
       SIGNIN_MAX_FAILURES_PER_ADDRESS: '1000000',
+      // Likewise its registrations: the limits per address would refuse all but a few of them.
+      REGISTRATION_MAX_PER_ADDRESS: '1000000',
+      REGISTRATION_MAX_CONCURRENT_PER_ADDRESS: '10000',
       // Registrations mail a verification link: as .eml files, out of the working tree.
       MAIL_OUTBOX: BENCH_OUTBOX,
     },

@@ -21,6 +21,11 @@ export interface PasswordHashConfig {
   concurrency: number;
   /** How many hashes may wait for a slot; beyond that a request is refused at once (503). */
   queueLimit: number;
+  /**
+   * Percent of the slots and of the queue kept for sign-ins (HASH_SIGNIN_SHARE): other hashing
+   * (registration, password changes) holds at most the rest. 50 when absent.
+   */
+  signinSharePercent?: number;
 }
 
 export interface Config {
@@ -100,6 +105,22 @@ export interface Config {
   };
   /** Per user: how many products and reviews they may own, and create per minute (decision 152). */
   catalog: { products: CreationLimits; reviews: CreationLimits };
+  registration: {
+    /** Registrations per client address (IPv6: per /64) per window, counted in the shared database; more get 429. */
+    perAddress: number;
+    windowMs: number;
+    /** Registrations from one client address being worked on at once in this process; more get 429. */
+    concurrentPerAddress: number;
+    /** Registrations being worked on at once in this process, from anywhere; more get 503. */
+    concurrent: number;
+  };
+  emailChange: {
+    /** Email changes per account per window; more get 429. */
+    perAccount: number;
+    /** Mails email changes send to one address (new or old) per window; a change that would send more gets 429. */
+    perMailbox: number;
+    windowMs: number;
+  };
   /** Refuse sign-in (403) to accounts whose email is not verified. */
   requireVerifiedEmail: boolean;
   /** Who may read GET /api/users/{id} and GET /api/users. */
@@ -368,6 +389,7 @@ export function loadConfig(env: Env = process.env): Config {
       parallelism: integer(env, 'ARGON2_PARALLELISM', ARGON2_MINIMUM.parallelism, 1, 64),
       concurrency: hashes,
       queueLimit: integer(env, 'HASH_QUEUE_LIMIT', 128, 1, 100_000),
+      signinSharePercent: integer(env, 'HASH_SIGNIN_SHARE', 50, 1, 99),
     },
     threadpool: threadpool(env, hashes, storeUrl.startsWith('postgres')),
     session: {
@@ -420,6 +442,17 @@ export function loadConfig(env: Env = process.env): Config {
         perUser: integer(env, 'REVIEWS_MAX_PER_USER', 1000, 1, 1_000_000),
         perMinute: integer(env, 'REVIEWS_MAX_PER_MINUTE', 30, 1, 60_000),
       },
+    },
+    registration: {
+      perAddress: integer(env, 'REGISTRATION_MAX_PER_ADDRESS', 10, 1, 1_000_000),
+      windowMs: 15 * 60 * 1000,
+      concurrentPerAddress: integer(env, 'REGISTRATION_MAX_CONCURRENT_PER_ADDRESS', 2, 1, 10_000),
+      concurrent: integer(env, 'REGISTRATION_MAX_CONCURRENT', 16, 1, 10_000),
+    },
+    emailChange: {
+      perAccount: integer(env, 'EMAIL_CHANGE_MAX_PER_ACCOUNT', 3, 1, 1000),
+      perMailbox: integer(env, 'EMAIL_CHANGE_MAX_PER_MAILBOX', 3, 1, 1000),
+      windowMs: 15 * 60 * 1000,
     },
     requireVerifiedEmail: flag(env, 'REQUIRE_VERIFIED_EMAIL', false),
     userLookup: oneOf(env, 'USER_LOOKUP', USER_LOOKUPS, 'public'),

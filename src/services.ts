@@ -28,6 +28,8 @@ import { RecoveryService } from './recovery/service.ts';
 import { SessionsRepository } from './sessions/repository.ts';
 import { type Clock, SessionService } from './sessions/service.ts';
 import { AccountTokensRepository } from './tokens/repository.ts';
+import { EmailChangeLimits, RegistrationLimits } from './users/limits.ts';
+import { LimitEventsRepository } from './users/limits-repository.ts';
 import { Reauthentication } from './users/reauth.ts';
 import { UsersRepository } from './users/repository.ts';
 import { UsersService } from './users/service.ts';
@@ -66,11 +68,16 @@ export function createServices(config: Config, database: Database, now: Clock = 
     mfa: new MfaRepository(db),
     attempts: new SigninAttemptsRepository(db),
     signins: new SigninRepository(db, { postgres }),
+    limits: new LimitEventsRepository(db),
   });
   const repos = repositories(database.db);
   const transaction = inTransaction(database.db, repositories);
 
   const hasher = new PasswordHasher(config.passwordHash);
+  const usersLimits = {
+    registration: new RegistrationLimits(config.registration, repos.limits, now),
+    emailChange: new EmailChangeLimits(config.emailChange, repos.limits, now),
+  };
   const sessions = new SessionService(repos.sessions, config.session, now);
   const throttle = new SigninThrottle({
     attempts: repos.attempts,
@@ -129,11 +136,21 @@ export function createServices(config: Config, database: Database, now: Clock = 
   });
   return {
     hasher,
-    users: new UsersService(repos.users, hasher, transaction, accountMail, mail, throttle, reauth),
+    users: new UsersService(
+      repos.users,
+      hasher,
+      transaction,
+      accountMail,
+      mail,
+      throttle,
+      reauth,
+      usersLimits,
+    ),
     auth: new AuthService({
       users: repos.users,
       signins: repos.signins,
-      hasher,
+      // Sign-in hashes in a lane of its own: other hashing cannot take all of its slots and queue.
+      hasher: hasher.signInLane(),
       throttle,
       sessions,
       transaction,
@@ -158,6 +175,8 @@ export function createServices(config: Config, database: Database, now: Clock = 
         throttle.purgeExpired(),
         recovery.purge(),
         passkeys.purgeExpired(),
+        usersLimits.registration.purge(),
+        usersLimits.emailChange.purge(),
         repos.outbox.purgeFinished(new Date(now() - FINISHED_MAIL_KEPT_MS)),
       ]);
     },

@@ -73,6 +73,17 @@ export interface ResetRequestsTable {
   done: ColumnType<bigint | number, number | undefined, number>;
 }
 
+export type LimitScope = 'registration' | 'email-change' | 'email-change-mail';
+
+/** One counted event of a limit kept in the shared database (users/limits.ts). */
+export interface LimitEventsTable {
+  id: GeneratedInt8;
+  scope: LimitScope;
+  /** What is counted: a client address key, a user id, or SHA-256 (hex) of a mailbox's email key. */
+  subject: string;
+  at: EpochMs;
+}
+
 export type MailStatus = 'pending' | 'sent' | 'failed';
 
 export interface MailOutboxTable {
@@ -241,6 +252,7 @@ export interface Tables {
   signin_devices: SigninDevicesTable;
   account_tokens: AccountTokensTable;
   reset_requests: ResetRequestsTable;
+  limit_events: LimitEventsTable;
   mail_outbox: MailOutboxTable;
   passkeys: PasskeysTable;
   webauthn_challenges: WebauthnChallengesTable;

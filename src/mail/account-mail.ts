@@ -28,7 +28,16 @@ export interface Addressee {
   id: bigint;
   email: string;
   name: string;
+  /** Whether `email` was shown to reach the account's owner. */
+  emailVerified: boolean;
 }
+
+/**
+ * The name to greet an addressee by: only at an address the account's owner has proven theirs.
+ * An unverified address may be anyone's (a registrant chooses it, and the name), so mail to it
+ * carries no text the registrant chose: it would make Usher a relay for their words.
+ */
+const greeted = (user: Addressee): string | undefined => (user.emailVerified ? user.name : undefined);
 
 export interface AccountMailPolicy {
   publicUrl: string;
@@ -51,7 +60,8 @@ export class AccountMail {
   async verification(repos: AccountMailRepositories, user: Addressee): Promise<void> {
     const ttl = this.#policy.emailVerifyTtlMs;
     const url = await this.#link(repos, user, 'email-verify', '/verify-email', ttl, user.email);
-    await this.#mail.queue(repos.outbox, verifyEmailMessage(user.email, user.name, url, ttl));
+    // Always to an address not proven yet: no name.
+    await this.#mail.queue(repos.outbox, verifyEmailMessage(user.email, url, ttl));
   }
 
   /** A link to {PUBLIC_URL}/reset-password, valid PASSWORD_RESET_TTL_SECONDS. */
@@ -59,11 +69,14 @@ export class AccountMail {
     const ttl = this.#policy.passwordResetTtlMs;
     // The address the link goes to is kept with it: after an email change it opens nothing.
     const url = await this.#link(repos, user, 'password-reset', '/reset-password', ttl, user.email);
-    await this.#mail.queue(repos.outbox, passwordResetMessage(user.email, user.name, url, ttl));
+    await this.#mail.queue(repos.outbox, passwordResetMessage(user.email, greeted(user), url, ttl));
   }
 
   async passkeyAdded(repos: AccountMailRepositories, user: Addressee, passkeyName: string): Promise<void> {
-    await this.#mail.queue(repos.outbox, passkeyAddedMessage(user.email, user.name, passkeyName));
+    await this.#mail.queue(
+      repos.outbox,
+      passkeyAddedMessage(user.email, greeted(user), user.emailVerified ? passkeyName : undefined),
+    );
   }
 
   async passkeyRemoved(
@@ -71,7 +84,10 @@ export class AccountMail {
     user: Addressee,
     passkeyName: string,
   ): Promise<void> {
-    await this.#mail.queue(repos.outbox, passkeyRemovedMessage(user.email, user.name, passkeyName));
+    await this.#mail.queue(
+      repos.outbox,
+      passkeyRemovedMessage(user.email, greeted(user), user.emailVerified ? passkeyName : undefined),
+    );
   }
 
   /**
@@ -79,24 +95,35 @@ export class AccountMail {
    * outbox has no foreign key to users, so the message outlives the row it was about.
    */
   async accountDeleted(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
-    await this.#mail.queue(repos.outbox, accountDeletedMessage(user.email, user.name));
+    await this.#mail.queue(repos.outbox, accountDeletedMessage(user.email, greeted(user)));
   }
 
   async passwordChanged(repos: AccountMailRepositories, user: Addressee): Promise<void> {
-    await this.#mail.queue(repos.outbox, passwordChangedMessage(user.email, user.name));
+    await this.#mail.queue(repos.outbox, passwordChangedMessage(user.email, greeted(user)));
   }
 
-  /** To the address the account had before, so its owner learns of a change they did not make. */
-  async emailChanged(repos: AccountMailRepositories, user: Addressee, oldEmail: string): Promise<void> {
-    await this.#mail.queue(repos.outbox, emailChangedMessage(oldEmail, user.name, user.email));
+  /**
+   * To the address the account had before (`previous`), so its owner learns of a change they did
+   * not make. The new address is the registrant's text too: named only to a proven old address.
+   */
+  async emailChanged(
+    repos: AccountMailRepositories,
+    user: Addressee,
+    previous: Pick<Addressee, 'email' | 'emailVerified'>,
+  ): Promise<void> {
+    const proven = previous.emailVerified;
+    await this.#mail.queue(
+      repos.outbox,
+      emailChangedMessage(previous.email, proven ? user.name : undefined, proven ? user.email : undefined),
+    );
   }
 
   async totpEnabled(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
-    await this.#mail.queue(repos.outbox, totpEnabledMessage(user.email, user.name));
+    await this.#mail.queue(repos.outbox, totpEnabledMessage(user.email, greeted(user)));
   }
 
   async totpDisabled(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
-    await this.#mail.queue(repos.outbox, totpDisabledMessage(user.email, user.name));
+    await this.#mail.queue(repos.outbox, totpDisabledMessage(user.email, greeted(user)));
   }
 
   /** Someone gave the right password and then wrong codes, `failures` times in a row. */
@@ -105,7 +132,7 @@ export class AccountMail {
     user: Addressee,
     failures: number,
   ): Promise<void> {
-    await this.#mail.queue(repos.outbox, secondFactorFailuresMessage(user.email, user.name, failures));
+    await this.#mail.queue(repos.outbox, secondFactorFailuresMessage(user.email, greeted(user), failures));
   }
 
   /** `left`: the unused codes after this one. */
@@ -114,7 +141,7 @@ export class AccountMail {
     user: Addressee,
     left: number,
   ): Promise<void> {
-    await this.#mail.queue(repos.outbox, recoveryCodeUsedMessage(user.email, user.name, left));
+    await this.#mail.queue(repos.outbox, recoveryCodeUsedMessage(user.email, greeted(user), left));
   }
 
   async #link(

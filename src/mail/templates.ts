@@ -1,6 +1,8 @@
 // Every message Usher sends: a subject that says what it is, and a plain-text and an HTML part
 // with the same content and the link written out in full. Every value put into HTML is escaped:
-// a user's name is whatever they typed at registration.
+// a user's name is whatever they typed at registration. Text a user chose (their name, a passkey's
+// name, their new address) is passed only for mail to an address proven theirs (account-mail.ts):
+// `undefined` leaves it out.
 import type { OutgoingMessage } from './repository.ts';
 
 const HTML_ESCAPES: Record<string, string> = {
@@ -52,7 +54,7 @@ function compose({ to, subject, greeting, paragraphs, link, closing }: Parts): O
   return { to, subject, text, html };
 }
 
-const hello = (name: string) => `Hello ${name},`;
+const hello = (name: string | undefined) => (name === undefined ? 'Hello,' : `Hello ${name},`);
 const IGNORE =
   'If you did not ask for this, you can ignore this message; nothing changes until the link is used.';
 const NOT_YOU =
@@ -66,7 +68,12 @@ const duration = (ms: number) => {
     : `${minutes} minute${minutes === 1 ? '' : 's'}`;
 };
 
-export function passwordResetMessage(to: string, name: string, url: string, ttlMs: number): OutgoingMessage {
+export function passwordResetMessage(
+  to: string,
+  name: string | undefined,
+  url: string,
+  ttlMs: number,
+): OutgoingMessage {
   return compose({
     to,
     subject: 'Reset your password',
@@ -81,11 +88,12 @@ export function passwordResetMessage(to: string, name: string, url: string, ttlM
   });
 }
 
-export function verifyEmailMessage(to: string, name: string, url: string, ttlMs: number): OutgoingMessage {
+/** Always to an address nobody has proven yet: nothing in it is the registrant's text. */
+export function verifyEmailMessage(to: string, url: string, ttlMs: number): OutgoingMessage {
   return compose({
     to,
     subject: 'Confirm your email address',
-    greeting: hello(name),
+    greeting: hello(undefined),
     paragraphs: [
       'Please confirm that this email address belongs to your account.',
       `The link below works once, for ${duration(ttlMs)}.`,
@@ -96,33 +104,40 @@ export function verifyEmailMessage(to: string, name: string, url: string, ttlMs:
   });
 }
 
-export function passkeyAddedMessage(to: string, name: string, passkeyName: string): OutgoingMessage {
+export function passkeyAddedMessage(
+  to: string,
+  name: string | undefined,
+  passkeyName: string | undefined,
+): OutgoingMessage {
+  const which = passkeyName === undefined ? 'A passkey' : `A passkey named "${passkeyName}"`;
   return compose({
     to,
     subject: 'A passkey was added to your account',
     greeting: hello(name),
     paragraphs: [
-      `A passkey named "${passkeyName}" was just added to your account; it can sign in without your password.`,
+      `${which} was just added to your account; it can sign in without your password.`,
       'If this was not you, remove it from your account page now, and reset your password.',
     ],
     closing: CLOSING,
   });
 }
 
-export function passkeyRemovedMessage(to: string, name: string, passkeyName: string): OutgoingMessage {
+export function passkeyRemovedMessage(
+  to: string,
+  name: string | undefined,
+  passkeyName: string | undefined,
+): OutgoingMessage {
+  const which = passkeyName === undefined ? 'A passkey' : `The passkey named "${passkeyName}"`;
   return compose({
     to,
     subject: 'A passkey was removed from your account',
     greeting: hello(name),
-    paragraphs: [
-      `The passkey named "${passkeyName}" was just removed from your account; it can no longer sign in.`,
-      NOT_YOU,
-    ],
+    paragraphs: [`${which} was just removed from your account; it can no longer sign in.`, NOT_YOU],
     closing: CLOSING,
   });
 }
 
-export function accountDeletedMessage(to: string, name: string): OutgoingMessage {
+export function accountDeletedMessage(to: string, name: string | undefined): OutgoingMessage {
   return compose({
     to,
     subject: 'Your account was deleted',
@@ -135,7 +150,7 @@ export function accountDeletedMessage(to: string, name: string): OutgoingMessage
   });
 }
 
-export function passwordChangedMessage(to: string, name: string): OutgoingMessage {
+export function passwordChangedMessage(to: string, name: string | undefined): OutgoingMessage {
   return compose({
     to,
     subject: 'Your password was changed',
@@ -145,13 +160,19 @@ export function passwordChangedMessage(to: string, name: string): OutgoingMessag
   });
 }
 
-export function emailChangedMessage(to: string, name: string, newEmail: string): OutgoingMessage {
+export function emailChangedMessage(
+  to: string,
+  name: string | undefined,
+  newEmail: string | undefined,
+): OutgoingMessage {
   return compose({
     to,
     subject: 'The email address of your account was changed',
     greeting: hello(name),
     paragraphs: [
-      `The email address of your account was just changed from this one to ${newEmail}.`,
+      newEmail === undefined
+        ? 'The email address of your account was just changed from this one to another.'
+        : `The email address of your account was just changed from this one to ${newEmail}.`,
       'Messages about the account now go to the new address.',
       NOT_YOU,
     ],
@@ -172,7 +193,7 @@ export function testMessage(to: string): OutgoingMessage {
 const NOT_YOU_FACTOR =
   'If this was not you, someone has your password: reset it now with "Forgot password" and sign out your other sessions.';
 
-export function totpEnabledMessage(to: string, name: string): OutgoingMessage {
+export function totpEnabledMessage(to: string, name: string | undefined): OutgoingMessage {
   return compose({
     to,
     subject: 'Two-step sign-in was turned on',
@@ -186,7 +207,7 @@ export function totpEnabledMessage(to: string, name: string): OutgoingMessage {
   });
 }
 
-export function totpDisabledMessage(to: string, name: string): OutgoingMessage {
+export function totpDisabledMessage(to: string, name: string | undefined): OutgoingMessage {
   return compose({
     to,
     subject: 'Two-step sign-in was turned off',
@@ -199,7 +220,7 @@ export function totpDisabledMessage(to: string, name: string): OutgoingMessage {
   });
 }
 
-export function recoveryCodeUsedMessage(to: string, name: string, left: number): OutgoingMessage {
+export function recoveryCodeUsedMessage(to: string, name: string | undefined, left: number): OutgoingMessage {
   return compose({
     to,
     subject: 'A recovery code was used to sign in',
@@ -213,7 +234,11 @@ export function recoveryCodeUsedMessage(to: string, name: string, left: number):
   });
 }
 
-export function secondFactorFailuresMessage(to: string, name: string, failures: number): OutgoingMessage {
+export function secondFactorFailuresMessage(
+  to: string,
+  name: string | undefined,
+  failures: number,
+): OutgoingMessage {
   return compose({
     to,
     subject: 'Your password was used with wrong sign-in codes',

@@ -2,7 +2,7 @@ import { argon2, randomBytes, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { PasswordHashConfig } from '../config.ts';
 import { AppError } from '../shared/errors.ts';
-import { QueueFullError, Semaphore } from '../shared/semaphore.ts';
+import { LanedSemaphore, type LaneLimits, QueueFullError } from '../shared/semaphore.ts';
 
 const argon2Async = promisify(argon2);
 
@@ -57,29 +57,80 @@ export function normalizePassword(password: string): string {
 export type HashTimer = (seconds: number) => void;
 
 /**
+ * Who a hash is for. `signin`: checking a password at sign-in (POST /api/signin, /api/sessions).
+ * `account`: everything else (registration, password changes and resets, present-password
+ * checks, the admin CLI), which may hold only part of the slots and of the queue, so a flood of
+ * registrations cannot keep people from signing in, nor a sign-in storm keep them from registering.
+ */
+export type HashLane = 'signin' | 'account';
+
+/** The slots and queue places of each lane, from HASH_CONCURRENCY, HASH_QUEUE_LIMIT and HASH_SIGNIN_SHARE. */
+export function hashLanes(params: PasswordHashConfig): Array<[HashLane, LaneLimits]> {
+  const share = (params.signinSharePercent ?? DEFAULT_SIGNIN_SHARE_PERCENT) / 100;
+  // Sign-in is owed at least one slot; the rest is the account lane's own, and the account lane
+  // may always run one hash, even on a single slot (where sign-ins still go first).
+  const signinSlots = Math.min(params.concurrency, Math.max(1, Math.ceil(params.concurrency * share)));
+  const accountSlots = params.concurrency - signinSlots;
+  const signinQueue = Math.max(1, Math.ceil(params.queueLimit * share));
+  const accountQueue = Math.max(1, params.queueLimit - signinQueue);
+  return [
+    ['signin', { guaranteed: signinSlots, max: params.concurrency, maxWaiting: signinQueue }],
+    ['account', { guaranteed: accountSlots, max: Math.max(1, accountSlots), maxWaiting: accountQueue }],
+  ];
+}
+
+/** HASH_SIGNIN_SHARE's default: half the slots and half the queue are sign-in's. */
+export const DEFAULT_SIGNIN_SHARE_PERCENT = 50;
+
+/** What the hashers of one process share: the slots, and how long a hash takes lately. */
+class HashPool {
+  readonly gate: LanedSemaphore<HashLane>;
+  /** Recent seconds per hash, for the Retry-After of a refusal. */
+  typicalSeconds = 0.05;
+  onHash: HashTimer | undefined;
+  dummy: Promise<string> | undefined;
+  constructor(params: PasswordHashConfig) {
+    this.gate = new LanedSemaphore(params.concurrency, hashLanes(params));
+  }
+}
+
+/**
  * argon2id on the libuv threadpool. A semaphore bounds how many run at once so a sign-in storm
  * queues here instead of filling the threadpool that file and DNS work also need, and bounds the
  * queue, so a flood is refused at once (HashOverloadedError) instead of growing memory and latency.
+ * A hasher hashes in one lane (HashLane); `signInLane()` is the same pool's sign-in lane.
  */
 export class PasswordHasher {
   readonly #params: PasswordHashConfig;
-  readonly #gate: Semaphore;
-  #dummy: Promise<string> | undefined;
-  /** Recent seconds per hash, for the Retry-After of a refusal. */
-  #typicalSeconds = 0.05;
-  onHash: HashTimer | undefined;
+  readonly #pool: HashPool;
+  readonly #lane: HashLane;
 
-  constructor(params: PasswordHashConfig) {
+  constructor(params: PasswordHashConfig, shared?: { pool: HashPool; lane: HashLane }) {
     this.#params = params;
-    this.#gate = new Semaphore(params.concurrency, params.queueLimit);
+    this.#pool = shared?.pool ?? new HashPool(params);
+    this.#lane = shared?.lane ?? 'account';
+  }
+
+  /** A hasher on the same slots that hashes in the sign-in lane. */
+  signInLane(): PasswordHasher {
+    return new PasswordHasher(this.#params, { pool: this.#pool, lane: 'signin' });
+  }
+
+  /** Told the seconds of every hash of the pool, whichever lane. */
+  get onHash(): HashTimer | undefined {
+    return this.#pool.onHash;
+  }
+  set onHash(timer: HashTimer | undefined) {
+    this.#pool.onHash = timer;
   }
 
   async #derive(password: string, salt: Buffer, memoryKiB: number, passes: number, parallelism: number) {
+    const gate = this.#pool.gate;
     try {
-      return await this.#gate.run(() => this.#timed(password, salt, memoryKiB, passes, parallelism));
+      return await gate.run(this.#lane, () => this.#timed(password, salt, memoryKiB, passes, parallelism));
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
-      const drainSeconds = (this.#gate.waiting * this.#typicalSeconds) / this.#params.concurrency;
+      const drainSeconds = (gate.waiting(this.#lane) * this.#pool.typicalSeconds) / gate.slots(this.#lane);
       throw new HashOverloadedError(Math.max(1, Math.ceil(drainSeconds)));
     }
   }
@@ -95,8 +146,8 @@ export class PasswordHasher {
       tagLength: TAG_BYTES,
     });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    this.#typicalSeconds = this.#typicalSeconds * 0.9 + seconds * 0.1;
-    this.onHash?.(seconds);
+    this.#pool.typicalSeconds = this.#pool.typicalSeconds * 0.9 + seconds * 0.1;
+    this.#pool.onHash?.(seconds);
     return tag;
   }
 
@@ -127,8 +178,18 @@ export class PasswordHasher {
    * time does not reveal which emails are registered.
    */
   async verifyDummy(password: string): Promise<false> {
-    this.#dummy ??= this.hash(randomBytes(32).toString('base64'));
-    await this.verify(password, await this.#dummy);
+    this.#pool.dummy ??= this.hash(randomBytes(32).toString('base64'));
+    const dummy = this.#pool.dummy;
+    let phc: string;
+    try {
+      phc = await dummy;
+    } catch (error) {
+      // Refused (the queue was full): the next unknown email makes it again, rather than every
+      // one after it failing on the same rejected promise.
+      if (this.#pool.dummy === dummy) this.#pool.dummy = undefined;
+      throw error;
+    }
+    await this.verify(password, phc);
     return false;
   }
 

@@ -160,7 +160,8 @@ export class RecoveryService {
       await repos.tokens.voidAll(user.id, 'password-reset', now);
       // Whoever was guessing codes with the old password has it no more.
       await repos.mfa.clearFailures(user.id);
-      await this.#accountMail.passwordChanged(repos, user);
+      // The link reached the address: it is proven now, as the row just marked.
+      await this.#accountMail.passwordChanged(repos, { ...user, emailVerified: true });
       return user;
     });
     await this.#throttle.forgiveAccount(emailKey(user.email));

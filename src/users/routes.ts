@@ -168,17 +168,24 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         operationId: 'registerUser',
         description:
           'Creates an account and mails a link to confirm its email address. The password is stored only as ' +
-          'an argon2id hash.',
+          'an argon2id hash. Limited per client address: registrations per 15 minutes and at once (429).',
         body: RegistrationBody,
         response: {
           201: success(profile.userSchema, 'Registered.', 'Location'),
-          ...failures(['EMAIL_TAKEN', ...BODY_ERRORS]),
+          ...failures(['EMAIL_TAKEN', 'TOO_MANY_REQUESTS', ...BODY_ERRORS], {
+            notes: {
+              TOO_MANY_REQUESTS:
+                'Too many registrations from this client address, in the last 15 minutes or at once.',
+              UNAVAILABLE:
+                'The database does not answer, the server is shutting down, or too many registrations are being handled at once (with Retry-After).',
+            },
+          }),
         },
       },
       config: { noStore: true },
     },
     async (request, reply) => {
-      const user = await users.register(request.body);
+      const user = await users.register(request.body, { address: request.ip });
       reply.code(201).header('location', `/api/users/${user.id}`);
       return profile.user(user);
     },
@@ -199,10 +206,19 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         response: {
           200: success(profile.userSchema, 'Changed.'),
           ...failures(
-            [...AUTH_ERRORS, 'USER_NOT_FOUND', 'EMAIL_TAKEN', ...BODY_ERRORS, ['SIGNIN_FAILED', 429]],
+            [
+              ...AUTH_ERRORS,
+              'USER_NOT_FOUND',
+              'EMAIL_TAKEN',
+              ...BODY_ERRORS,
+              ['SIGNIN_FAILED', 429],
+              'TOO_MANY_REQUESTS',
+            ],
             {
               notes: {
                 SIGNIN_FAILED: 'Wrong present passwords (`currentPassword`) have throttled the account.',
+                TOO_MANY_REQUESTS:
+                  'A new email beyond the mail caps: 3 email changes per account, or 3 mails from email changes to one address, per 15 minutes.',
                 FORBIDDEN: 'Not your own account, or a cookie sent cross-site.',
               },
             },

@@ -3,9 +3,24 @@ import { checkStorableText, codePoints, invalid } from '../shared/text.ts';
 export const EMAIL_MAX = 254;
 export const NAME_MAX = 100;
 
-// Deliberately loose: one @, something on each side, a dot in the domain, no spaces or control
-// characters. Deliverability is the mail server's business, not a regex's.
-const EMAIL_SHAPE = /^[^\s@\p{Cc}]+@[^\s@.\p{Cc}]+(\.[^\s@.\p{Cc}]+)+$/u;
+// Deliberately loose about what mail servers accept (deliverability is theirs to judge, not a
+// regex's), strict about what a mailer would read as something else: an address is stored only
+// in the form it is delivered to. Each side of the @ is a dot-atom (RFC 5322 3.2.3): runs of
+// atext joined by single dots, any character beyond ASCII allowed (RFC 6532) but spaces,
+// controls and format characters. nodemailer reads `x<evil@evil.example>` as the name "x" and
+// the address evil@evil.example, `a,b@example.com` as two addresses, `a(b)c@…` as a comment,
+// and quotes a local part with a leading, trailing or doubled dot: each would be stored as one
+// address and mailed to another (or to the same one, written otherwise), so each is refused.
+const ATOM = String.raw`[^\s@."(),:;<>[\]\\\p{Cc}\p{Cf}\p{Cs}]+`;
+const EMAIL_SHAPE = new RegExp(`^${ATOM}(\\.${ATOM})*@${ATOM}(\\.${ATOM})+$`, 'u');
+/**
+ * Control (Cc), format (Cf: zero-width spaces and joiners, the soft hyphen, bidi embeddings,
+ * overrides and isolates, the byte-order mark) and lone surrogate (Cs) characters: invisible or
+ * reordering, they make an address that looks like another's.
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}]/u;
+/** RFC 5322's specials other than @ and the dot: what turns an address into a display name, a list or a comment. */
+const ADDRESS_SYNTAX = /["(),:;<>[\]\\]/;
 
 export function checkEmail(raw: string): string {
   // Bounded before trimming and counting, so a megabyte of email costs nothing.
@@ -13,6 +28,16 @@ export function checkEmail(raw: string): string {
   const email = raw.trim();
   if (email.length === 0) throw invalid('email', 'must not be empty');
   if (codePoints(email) > EMAIL_MAX) throw invalid('email', `must be at most ${EMAIL_MAX} characters`);
+  if (INVISIBLE.test(email))
+    throw invalid(
+      'email',
+      'must not contain control or invisible formatting characters (zero-width, soft hyphen, bidirectional controls)',
+    );
+  if (ADDRESS_SYNTAX.test(email))
+    throw invalid(
+      'email',
+      'must be the address alone, like name@example.com: no display name, quotes, brackets, parentheses, commas, colons, semicolons or backslashes',
+    );
   if (!EMAIL_SHAPE.test(email)) throw invalid('email', 'must be an email address like name@example.com');
   return email;
 }

@@ -9,6 +9,8 @@ import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';
 import { type PageRequest, readPage } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
+import type { EmailChangeLimits, RegistrationLimits } from './limits.ts';
+import type { LimitEventsRepository } from './limits-repository.ts';
 import { confirmPresentPassword, type PasswordAttempts, type Reauthentication } from './reauth.ts';
 import { type Credentials, EmailTakenError, type UsersRepository } from './repository.ts';
 import { checkEmail, checkName } from './rules.ts';
@@ -30,6 +32,12 @@ export interface UserUpdate {
 
 export type { PasswordAttempts } from './reauth.ts';
 
+/** The limits on registrations from client addresses and on email changes (users/limits.ts). */
+export interface UsersLimits {
+  registration: RegistrationLimits;
+  emailChange: EmailChangeLimits;
+}
+
 export const userNotFound = () => new AppError('USER_NOT_FOUND', 'No user has that id.');
 const forbidden = () => new AppError('FORBIDDEN', 'A user may change or delete only their own account.');
 const wrongCurrentPassword = () => invalid('currentPassword', 'is not your present password');
@@ -38,6 +46,7 @@ const wrongCurrentPassword = () => invalid('currentPassword', 'is not your prese
 export interface AccountRepositories extends AccountMailRepositories {
   users: UsersRepository;
   sessions: SessionsRepository;
+  limits: LimitEventsRepository;
 }
 
 function found(user: User | undefined): User {
@@ -54,6 +63,7 @@ export class UsersService {
   readonly #accountMail: AccountMail;
   readonly #mail: Pick<MailService, 'wake'>;
   readonly #reauth: Reauthentication;
+  readonly #limits: UsersLimits;
 
   constructor(
     users: UsersRepository,
@@ -63,8 +73,10 @@ export class UsersService {
     mail: Pick<MailService, 'wake'>,
     attempts: PasswordAttempts,
     reauth: Reauthentication,
+    limits: UsersLimits,
   ) {
     this.#reauth = reauth;
+    this.#limits = limits;
     this.#accountMail = accountMail;
     this.#mail = mail;
     this.#users = users;
@@ -135,6 +147,11 @@ export class UsersService {
         throw error;
       }
       if (!updated) return undefined;
+      // Counted here, after the write that decided who holds each address: any change that
+      // mails an address waits for the row or index entry of the one before it, so the counts
+      // are exact on both stores. Beyond a cap the change is refused (429) and rolls back,
+      // rather than made without its mails: every change that happens is announced.
+      if (emailChanged) await this.#limits.emailChange.take(repos.limits, id, current.user.email, email);
       if (passwordHash !== undefined) {
         await repos.sessions.deleteForUser(id, actor.tokenHash);
         await this.#accountMail.passwordChanged(repos, updated);
@@ -145,7 +162,7 @@ export class UsersService {
         await repos.tokens.voidAll(id, 'password-reset', now);
         await repos.tokens.voidAll(id, 'email-verify', now);
         await this.#accountMail.verification(repos, updated);
-        await this.#accountMail.emailChanged(repos, updated, current.user.email);
+        await this.#accountMail.emailChanged(repos, updated, current.user);
       }
       return updated;
     });
@@ -223,10 +240,19 @@ export class UsersService {
     return user;
   }
 
-  async register(input: Registration): Promise<User> {
+  /**
+   * POST /api/users (with the client's address, within the registration limits) and the admin
+   * CLI (without one: the operator is not limited).
+   */
+  async register(input: Registration, client?: { address: string }): Promise<User> {
     const email = checkEmail(input.email);
     const name = checkName(input.name);
     const password = await checkPassword(input.password);
+    if (!client) return this.#register(email, name, password);
+    return this.#limits.registration.run(client.address, () => this.#register(email, name, password));
+  }
+
+  async #register(email: string, name: string, password: string): Promise<User> {
     const key = emailKey(email);
     // Checked before hashing so an obvious duplicate costs no hash; the unique index still
     // decides races between simultaneous registrations.

@@ -40,6 +40,17 @@ export const NO_THROTTLE = {
   deviceTtlMs: 180 * 24 * 3600 * 1000,
 } as const;
 
+/**
+ * Registration limits no test reaches: nearly every test registers its users from one address
+ * (127.0.0.1), many at once. Tests of the limits themselves set theirs.
+ */
+export const NO_REGISTRATION_LIMITS = {
+  perAddress: 1e6,
+  windowMs: 900_000,
+  concurrentPerAddress: 1e6,
+  concurrent: 1e6,
+} as const;
+
 /** Where this test process's apps write mail when no SMTP server is configured. */
 export const TEST_OUTBOX = mkdtempSync(join(tmpdir(), 'usher-outbox-'));
 
@@ -49,6 +60,7 @@ export function testConfig(store: Store, profile: Profile, overrides: Partial<Co
     ...defaults,
     passwordHash: { ...CHEAP_HASH },
     mail: { ...defaults.mail, outboxDir: TEST_OUTBOX },
+    registration: { ...NO_REGISTRATION_LIMITS },
     ...overrides,
   };
 }

@@ -58,6 +58,10 @@ export async function startServer(env: Record<string, string>, timeoutMs = 15_00
       PATH: process.env.PATH ?? '',
       LOG_LEVEL: 'warn',
       MAIL_OUTBOX: TEST_OUTBOX,
+      // Tests register their users from one address, often many at once (NO_REGISTRATION_LIMITS).
+      REGISTRATION_MAX_PER_ADDRESS: '1000000',
+      REGISTRATION_MAX_CONCURRENT_PER_ADDRESS: '10000',
+      REGISTRATION_MAX_CONCURRENT: '10000',
       ...env,
       PORT: String(port),
     },

@@ -11,6 +11,8 @@ export interface ReceivedMail {
   html: string;
   messageId: string;
   raw: string;
+  /** The envelope's recipients (RCPT TO), where the server delivers: not the To header. */
+  envelopeTo: string[];
 }
 
 export interface TestSmtp {
@@ -35,7 +37,7 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
-    onData(stream, _session, callback) {
+    onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', async () => {
@@ -48,6 +50,7 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
           html: typeof parsed.html === 'string' ? parsed.html : '',
           messageId: parsed.messageId ?? '',
           raw,
+          envelopeTo: session.envelope.rcptTo.map((r) => r.address),
         });
         for (const wake of waiters) wake();
         callback();

@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { Secret, TOTP } from 'otpauth';
 import { asUser, register, signIn, startApp, type TestApp } from '../helpers/app.ts';
-import { mailTo, waitForMails } from '../helpers/mail.ts';
+import { mailTo, SUBJECTS, waitForMails } from '../helpers/mail.ts';
 import { SoftAuthenticator } from '../helpers/passkey.ts';
-import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { linkToken, startSmtp, type TestSmtp } from '../helpers/smtp.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 const PUBLIC_URL = 'https://id.example.test:8443';
@@ -59,16 +59,28 @@ describeEachStore('Adding a passkey', (store) => {
     }
   });
 
-  test('ISSUE 14: a passkey added is announced to the account address, with its name', async () => {
+  test('ISSUE 14: a passkey added is announced to the account address, with its name once the address is verified (ISSUE 25: without it before)', async () => {
     const user = await register(t);
     const me = asUser(t, await signIn(t, user));
-    const options = await me.post('/api/passkeys/register/options', {});
-    const added = await me.post('/api/passkeys/register', {
-      credential: new SoftAuthenticator(PUBLIC_URL).create(options.json()),
-      name: 'Work laptop',
-    });
-    assert.equal(added.statusCode, 201, added.body);
-    const [notice] = await waitForMails(smtp, user.email, /passkey was added/i);
+    const add = async (name: string) => {
+      const options = await me.post('/api/passkeys/register/options', {});
+      const added = await me.post('/api/passkeys/register', {
+        credential: new SoftAuthenticator(PUBLIC_URL).create(options.json()),
+        name,
+      });
+      assert.equal(added.statusCode, 201, added.body);
+    };
+    // A passkey's name is the account holder's text: not for an address nobody has proven.
+    await add('Claim 500 EUR at evil.example');
+    const [unproven] = await waitForMails(smtp, user.email, /passkey was added/i);
+    assert.ok(!unproven!.text.includes('evil.example'), unproven!.text);
+    assert.match(unproven!.text, /^A passkey was just added/m);
+
+    const [verify] = await waitForMails(smtp, user.email, SUBJECTS.verify);
+    const token = linkToken(verify!, '/verify-email');
+    assert.equal((await t.post('/api/email/verify', { token })).statusCode, 204);
+    await add('Work laptop');
+    const [, notice] = await waitForMails(smtp, user.email, /passkey was added/i, 2);
     assert.match(notice!.text, /"Work laptop"/);
   });
 

@@ -9,6 +9,7 @@ import { createPasskeys } from './2026-11-23-0008-passkeys.ts';
 import { createTotp } from './2026-11-23-0009-totp.ts';
 import { createCatalogLimits } from './2026-11-24-0010-catalog-limits.ts';
 import { createSigninDevices } from './2026-11-24-0011-signin-devices.ts';
+import { createRegistrationLimits } from './2026-11-24-0012-registration-limits.ts';
 
 /**
  * Every migration, keyed by a date-prefixed name that sorts in the order they must run. Each gets
@@ -26,5 +27,6 @@ export function createMigrations(dialect: 'sqlite' | 'postgres'): Record<string,
     '2026-11-23-0009-totp': createTotp(dialect),
     '2026-11-24-0010-catalog-limits': createCatalogLimits(dialect),
     '2026-11-24-0011-signin-devices': createSigninDevices(dialect),
+    '2026-11-24-0012-registration-limits': createRegistrationLimits(dialect),
   };
 }

@@ -61,7 +61,7 @@ export interface paths {
         put?: never;
         /**
          * Register a user
-         * @description Creates an account and mails a link to confirm its email address. The password is stored only as an argon2id hash.
+         * @description Creates an account and mails a link to confirm its email address. The password is stored only as an argon2id hash. Limited per client address: registrations per 15 minutes and at once (429).
          */
         post: operations["registerUser"];
         delete?: never;
@@ -763,15 +763,6 @@ export interface components {
              */
             error: "SIGNIN_FAILED" | "UNAUTHENTICATED";
         };
-        /** @description A 429 failure: a stable code and a message for people. */
-        Error429: {
-            /**
-             * @description What went wrong, as a stable code; routes list the codes they give.
-             * @enum {string}
-             */
-            error: "SIGNIN_FAILED" | "TOO_MANY_REQUESTS";
-            message: string;
-        };
         /** @description A 404 failure: a stable code and a message for people. */
         Error404: {
             /**
@@ -797,6 +788,15 @@ export interface components {
              * @enum {string}
              */
             error: "SIGNIN_FAILED" | "UNAUTHENTICATED";
+            message: string;
+        };
+        /** @description A 429 failure: a stable code and a message for people. */
+        Error429: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "SIGNIN_FAILED" | "TOO_MANY_REQUESTS";
             message: string;
         };
         /** @description A 415 failure: a stable code and a message for people. */
@@ -1105,7 +1105,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error415"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: Wrong present passwords (`currentPassword`) have throttled the account. */
+            /**
+             * @description `SIGNIN_FAILED`: Wrong present passwords (`currentPassword`) have throttled the account.
+             *
+             *     `TOO_MANY_REQUESTS`: A new email beyond the mail caps: 3 email changes per account, or 3 mails from email changes to one address, per 15 minutes.
+             */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1328,6 +1332,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error415"];
                 };
             };
+            /** @description `TOO_MANY_REQUESTS`: Too many registrations from this client address, in the last 15 minutes or at once. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
             500: {
                 headers: {
@@ -1337,7 +1352,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            /** @description `UNAVAILABLE`: The database does not answer, the server is shutting down, or too many registrations are being handled at once (with Retry-After). */
             503: {
                 headers: {
                     /** @description Seconds to wait, when the server is busy rather than down. */

@@ -1,0 +1,200 @@
+// The limits on registration and on email changes (issue 25). Counts over a window are kept in
+// the shared database, so every instance counts together; the registrations in progress are
+// counted in memory, per process, since what they protect is this process's hash slots.
+import { createHash } from 'node:crypto';
+import type { LimitScope } from '../db/schema.ts';
+import { HashOverloadedError } from '../passwords/hasher.ts';
+import { addressKey } from '../shared/address.ts';
+import { AppError } from '../shared/errors.ts';
+import type { LimitEventsRepository } from './limits-repository.ts';
+import { emailKey } from './user.ts';
+
+interface Counted {
+  scope: LimitScope;
+  subject: string;
+  limit: number;
+}
+
+/** Events recorded by `WindowLimits.take`, to give back when what they counted did not happen. */
+export interface Taken {
+  giveBack(): Promise<void>;
+}
+
+/**
+ * Sliding-window counts in the shared database, in the shape of the forgot-password limit: an
+ * event is recorded first and counted after, so simultaneous requests see each other (a burst
+ * beyond the limit may be refused whole, never admitted whole); one over the limit is removed.
+ */
+export class WindowLimits {
+  readonly #events: LimitEventsRepository;
+  readonly #windowMs: number;
+  readonly #now: () => number;
+
+  constructor(events: LimitEventsRepository, windowMs: number, now: () => number) {
+    this.#events = events;
+    this.#windowMs = windowMs;
+    this.#now = now;
+  }
+
+  /**
+   * Records one event for each of `counts`; when any of them is then over its limit, removes
+   * them all and answers the seconds until that count has room again. Otherwise the events stay.
+   * `events` may be bound to the caller's transaction: the events then commit with its change.
+   */
+  async take(
+    counts: readonly Counted[],
+    events: LimitEventsRepository = this.#events,
+  ): Promise<{ taken: Taken } | { retryAfterSeconds: number }> {
+    const now = this.#now();
+    const since = now - this.#windowMs;
+    const ids: bigint[] = [];
+    for (const c of counts) ids.push(await events.add(c.scope, c.subject, now));
+    const over: Counted[] = [];
+    for (const c of counts) {
+      if ((await events.countSince(c.scope, c.subject, since)) > c.limit) over.push(c);
+    }
+    if (over.length === 0) return { taken: { giveBack: () => events.remove(ids) } };
+    await events.remove(ids);
+    // Room comes back when the limit-th newest of the others leaves the window.
+    let retryAfterSeconds = 1;
+    for (const c of over) {
+      const nth = await events.nthNewestSince(c.scope, c.subject, since, c.limit);
+      const freesAt = (nth ?? now) + this.#windowMs;
+      retryAfterSeconds = Math.max(retryAfterSeconds, Math.ceil((freesAt - now) / 1000));
+    }
+    return { retryAfterSeconds };
+  }
+
+  /** Background clean-up: events of `scopes` past the window count for nothing. */
+  async purge(scopes: readonly LimitScope[]): Promise<void> {
+    await this.#events.purgeBefore(scopes, this.#now() - this.#windowMs);
+  }
+}
+
+export interface RegistrationPolicy {
+  perAddress: number;
+  windowMs: number;
+  concurrentPerAddress: number;
+  concurrent: number;
+}
+
+const tooMany = (message: string, retryAfterSeconds: number) =>
+  new AppError('TOO_MANY_REQUESTS', message, 429, { 'retry-after': String(retryAfterSeconds) });
+
+/**
+ * POST /api/users from a client address: at most `concurrentPerAddress` from one address and
+ * `concurrent` in all being worked on at once here (more are refused at once, before any
+ * hashing), and `perAddress` per window across every instance.
+ */
+export class RegistrationLimits {
+  readonly #policy: RegistrationPolicy;
+  readonly #window: WindowLimits;
+  #inProgress = 0;
+  readonly #byAddress = new Map<string, number>();
+
+  constructor(policy: RegistrationPolicy, events: LimitEventsRepository, now: () => number) {
+    this.#policy = policy;
+    this.#window = new WindowLimits(events, policy.windowMs, now);
+  }
+
+  /**
+   * Runs `register` within the limits for a registration from `address`. It is counted in the
+   * window unless the server was too busy to hash it (not the client's doing).
+   */
+  async run<T>(address: string, register: () => Promise<T>): Promise<T> {
+    const key = addressKey(address);
+    const fromAddress = this.#byAddress.get(key) ?? 0;
+    // Checked and counted in the same turn of the event loop: no await between them.
+    if (this.#inProgress >= this.#policy.concurrent) {
+      throw new AppError(
+        'UNAVAILABLE',
+        'The server is handling too many registrations right now; try again shortly.',
+        503,
+        { 'retry-after': '1' },
+      );
+    }
+    if (fromAddress >= this.#policy.concurrentPerAddress)
+      throw tooMany('Too many registrations at once from this address; try again shortly.', 1);
+    this.#inProgress++;
+    this.#byAddress.set(key, fromAddress + 1);
+    try {
+      const verdict = await this.#window.take([
+        { scope: 'registration', subject: key, limit: this.#policy.perAddress },
+      ]);
+      if ('retryAfterSeconds' in verdict)
+        throw tooMany(
+          'Too many registrations from this address; try again later.',
+          verdict.retryAfterSeconds,
+        );
+      try {
+        return await register();
+      } catch (error) {
+        if (error instanceof HashOverloadedError) await verdict.taken.giveBack();
+        throw error;
+      }
+    } finally {
+      this.#inProgress--;
+      const left = (this.#byAddress.get(key) ?? 1) - 1;
+      if (left === 0) this.#byAddress.delete(key);
+      else this.#byAddress.set(key, left);
+    }
+  }
+
+  purge(): Promise<void> {
+    return this.#window.purge(['registration']);
+  }
+}
+
+export interface EmailChangePolicy {
+  perAccount: number;
+  perMailbox: number;
+  windowMs: number;
+}
+
+/** A mailbox as counted: a digest of its email key, a fixed size whatever the address. */
+const mailbox = (email: string) => createHash('sha256').update(emailKey(email)).digest('hex');
+
+/**
+ * An email change mails the new address a link and the old one a notice. At most `perAccount`
+ * changes per account, and `perMailbox` such mails to any one address, per window; a change
+ * that would go beyond either is refused (429), so every change that happens is announced.
+ */
+export class EmailChangeLimits {
+  readonly #policy: EmailChangePolicy;
+  readonly #window: WindowLimits;
+
+  constructor(policy: EmailChangePolicy, events: LimitEventsRepository, now: () => number) {
+    this.#policy = policy;
+    this.#window = new WindowLimits(events, policy.windowMs, now);
+  }
+
+  /**
+   * Counts a change of `userId`'s email from `oldEmail` to `newEmail` in the transaction of the
+   * change (`events` bound to it), or throws 429 for the transaction to roll back.
+   */
+  async take(
+    events: LimitEventsRepository,
+    userId: bigint,
+    oldEmail: string,
+    newEmail: string,
+  ): Promise<void> {
+    const verdict = await this.#window.take(
+      [
+        { scope: 'email-change', subject: String(userId), limit: this.#policy.perAccount },
+        { scope: 'email-change-mail', subject: mailbox(newEmail), limit: this.#policy.perMailbox },
+        { scope: 'email-change-mail', subject: mailbox(oldEmail), limit: this.#policy.perMailbox },
+      ],
+      events,
+    );
+    if ('retryAfterSeconds' in verdict) {
+      throw tooMany(
+        'email: too many email changes for this account or mails to these addresses; try again later',
+        verdict.retryAfterSeconds,
+      );
+    }
+  }
+
+  purge(): Promise<void> {
+    return this.#window.purge(['email-change', 'email-change-mail']);
+  }
+}

@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { pageOf, pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import { currentSession } from '../sessions/guard.ts';
+import { BODY_LIMITS } from '../shared/body-limits.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
 import { pageRequest } from '../shared/paging.ts';
 import {
@@ -158,6 +159,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
   app.post(
     '/api/products',
     {
+      bodyLimit: BODY_LIMITS.text,
       schema: {
         summary: 'Create a product',
         operationId: 'createProduct',
@@ -200,6 +202,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
   app.put(
     '/api/products/:id',
     {
+      bodyLimit: BODY_LIMITS.text,
       schema: {
         summary: "Replace a product's name, description and price (its creator only)",
         operationId: 'replaceProduct',
@@ -265,6 +268,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
   app.post(
     '/api/products/:id/reviews',
     {
+      bodyLimit: BODY_LIMITS.text,
       schema: {
         summary: 'Review a product',
         operationId: 'createReview',
@@ -309,6 +313,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
   app.put(
     '/api/products/:id/reviews/:reviewId',
     {
+      bodyLimit: BODY_LIMITS.text,
       schema: {
         summary: "Replace a review's rating and text (its author only)",
         operationId: 'replaceReview',

@@ -1,3 +1,5 @@
+import { BODY_LIMITS, describeBytes } from './body-limits.ts';
+
 /**
  * Every error code Usher answers with, its HTTP status, and when it is used. This table is the
  * source for the README's error table and for the OpenAPI document.
@@ -21,7 +23,10 @@ export const ERROR_CODES = {
     when: 'A query parameter (page, size, sort) has a value that is not accepted.',
   },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'The body is not application/json.' },
-  PAYLOAD_TOO_LARGE: { status: 413, when: 'The body is larger than the limit (1 MiB).' },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    when: `The body is larger than the route accepts: ${describeBytes(BODY_LIMITS.small)}, or ${describeBytes(BODY_LIMITS.account)} for a change to your account or a passkey registration, ${describeBytes(BODY_LIMITS.text)} for products and reviews.`,
+  },
   UNAUTHENTICATED: {
     status: 401,
     when: 'The request needs a session: sign in and send the cookie or a Bearer token.',

@@ -1087,7 +1087,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1270,7 +1270,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1372,7 +1372,7 @@ export interface operations {
                     "application/json": components["schemas"]["CodeOnlyError403"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: The body is larger than 1 MiB. */
+            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1541,7 +1541,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: The body is larger than 1 MiB. */
+            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1994,7 +1994,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2291,7 +2291,7 @@ export interface operations {
                     "application/json": components["schemas"]["CodeOnlyError403"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: The body is larger than 1 MiB. */
+            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2396,7 +2396,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2501,7 +2501,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2617,7 +2617,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2695,7 +2695,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2786,7 +2786,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2864,7 +2864,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3100,7 +3100,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3276,7 +3276,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3544,7 +3544,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3722,7 +3722,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -1,4 +1,4 @@
-import { BODY_LIMITS, describeBytes } from './body-limits.ts';
+import { BODY_LIMITS, describeBytes, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from './body-limits.ts';
 
 /**
  * Every error code Usher answers with, its HTTP status, and when it is used. This table is the
@@ -16,7 +16,7 @@ export const ERROR_CODES = {
   },
   VALIDATION_FAILED: {
     status: 400,
-    when: 'The body is not valid JSON or a field breaks a rule; the message names the field.',
+    when: `The body is not valid JSON (or is nested deeper than ${MAX_JSON_DEPTH} arrays or objects, or holds more than ${MAX_JSON_CONTAINERS}), or a field breaks a rule; the message names the field.`,
   },
   INVALID_QUERY: {
     status: 400,

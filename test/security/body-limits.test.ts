@@ -2,8 +2,9 @@
 // anonymous senders to /rest or /api/signin held /healthz at 0.7-1.4 s and left the server's RSS at
 // 479 MB. Each route now reads only the body it needs (32 KiB, 64 KiB for an account change or a
 // passkey registration, 128 KiB for products and reviews: decision 155), and JSON nested deeper
-// than 32 arrays or objects is refused before it is parsed (decision 156). The limits are written
-// out here rather than imported, so that raising one fails a test.
+// than 32 arrays or objects, or holding more than 1000 of them, is refused before it is parsed
+// (decision 156). The limits are written out here rather than imported, so that raising one fails
+// a test.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
@@ -19,6 +20,7 @@ const SMALL = 32 * KIB;
 const ACCOUNT = 64 * KIB;
 const TEXT = 128 * KIB;
 const DEPTH = 32;
+const CONTAINERS = 1000;
 
 /**
  * `value` as JSON of exactly `bytes` bytes: spaces (JSON whitespace) after the opening brace, so
@@ -35,6 +37,8 @@ function jsonOf(value: object, bytes: number): string {
 
 /** `inner` inside `depth` arrays. */
 const nested = (depth: number, inner = '0') => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
+/** An array of `count - 1` empty arrays: `count` arrays in all, 2 deep. */
+const wide = (count: number) => `[${Array.from({ length: count - 1 }, () => '[]').join(',')}]`;
 
 function send(
   t: TestApp,
@@ -75,6 +79,15 @@ function assertTooLarge(res: LightMyRequestResponse, limit: string, what: string
 
 function assertNotTooLarge(res: LightMyRequestResponse, status: number, what: string) {
   assert.equal(res.statusCode, status, `${what}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+}
+
+function assertTooMany(res: LightMyRequestResponse, what: string) {
+  assert.equal(res.statusCode, 400, `${what}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+  assert.deepEqual(
+    res.json(),
+    { error: 'VALIDATION_FAILED', message: `body: more than ${CONTAINERS} arrays and objects` },
+    what,
+  );
 }
 
 function assertTooDeep(res: LightMyRequestResponse, what: string) {
@@ -368,6 +381,35 @@ describeEachStore('request body limits and JSON depth', (store) => {
       );
     });
 
+    test(`ISSUE 25: profile ${P}: a body of more than ${CONTAINERS} arrays and objects is refused before it is parsed (400 in the route's shape); ${CONTAINERS} are read`, async () => {
+      const t = apps[profile];
+      const user = await register(t);
+      // The object itself counts: `x` holds the rest.
+      const signin = (count: number) =>
+        `{"email":${JSON.stringify(user.email)},"password":${JSON.stringify(user.password)},"x":${wide(count - 1)}}`;
+      assertSigninFailed(
+        profile,
+        await send(t, 'POST', '/api/signin', signin(CONTAINERS + 1)),
+        400,
+        'too many',
+      );
+      assert.equal((await send(t, 'POST', '/api/signin', signin(CONTAINERS))).statusCode, 200);
+      // The same count, unparseable after the brackets: the count refuses it, not JSON.parse.
+      assertTooMany(await send(t, 'POST', '/api/users', `${wide(CONTAINERS + 1)} not json`), 'unparseable');
+      const atLimit = await send(t, 'POST', '/api/users', `${wide(CONTAINERS)} not json`);
+      assert.equal(atLimit.json().message, 'body: is not valid JSON');
+      // Objects count as arrays do, and so do those inside an array of objects.
+      assertTooMany(
+        await send(t, 'POST', '/api/users', `[${Array.from({ length: CONTAINERS }, () => '{}').join(',')}]`),
+        'objects',
+      );
+      // What a signed-in user could send before: 128 KiB of `[],` (43,000 arrays) to a product.
+      const token = await signIn(t, user);
+      const flood = `[${'[],'.repeat(Math.floor(TEXT / 3) - 1)}[]]`;
+      assert.ok(Buffer.byteLength(flood) <= TEXT);
+      assertTooMany(await send(t, 'POST', '/api/products', flood, token), '128 KiB of arrays');
+    });
+
     test(`ISSUE 25: profile ${P}: brackets, escaped quotes and backslashes inside strings are not nesting: a password of them registers and signs in`, async () => {
       const t = apps[profile];
       const password = `${'[{'.repeat(40)}"\\"[[[\\\\${'['.repeat(40)}`;
@@ -404,6 +446,10 @@ describeEachStore('request body limits and JSON depth', (store) => {
     assert.equal(await probe(withEmail(nested(DEPTH - 1))), true, 'at the limit');
     assert.equal(await probe(withEmail(nested(DEPTH))), false, 'one deeper');
     assert.equal(await probe(nested(SMALL / 2, '')), false, '32 KiB of nested arrays');
+    assert.equal(await probe(withEmail(wide(CONTAINERS - 1))), true, `${CONTAINERS} arrays and objects`);
+    assert.equal(await probe(withEmail(wide(CONTAINERS))), false, `${CONTAINERS + 1}`);
+    // Brackets in strings are not counted either.
+    assert.equal(await probe(withEmail(JSON.stringify('[]'.repeat(CONTAINERS * 2)))), true, 'in a string');
     // Brackets inside strings, also after escaped quotes, and in keys.
     const inString = JSON.stringify(`"[[[${'['.repeat(100)}\\"{{{${'{'.repeat(100)}`);
     assert.equal(

@@ -18,6 +18,7 @@ import {
   MAX_SEGMENT_LENGTH,
   neutraliseUnroutableSegments,
 } from './plugins/errors.ts';
+import { jsonBodyPlugin } from './plugins/json-body.ts';
 import { logDestination } from './plugins/log-destination.ts';
 import { createMetrics, metricsPlugin } from './plugins/metrics.ts';
 import { componentsPlugin, docsPlugin, openApiPlugin } from './plugins/openapi.ts';
@@ -35,6 +36,7 @@ import { sessionsRoutes } from './sessions/routes.ts';
 import { SessionComponent, SessionListItemComponent } from './sessions/schemas.ts';
 import type { Clock } from './sessions/service.ts';
 import { BackgroundLoop } from './shared/background.ts';
+import { BODY_LIMITS } from './shared/body-limits.ts';
 import type { App } from './shared/fastify.ts';
 import type { Component } from './shared/schemas.ts';
 import { usersRoutes } from './users/routes.ts';
@@ -48,7 +50,6 @@ export interface AppOptions {
   clock?: Clock;
 }
 
-const BODY_LIMIT_BYTES = 1024 * 1024;
 const HOUSEKEEPING_INTERVAL_MS = 60 * 1000;
 
 // Never written to a log line. Exact paths, not wildcards: a wildcard makes pino walk every
@@ -115,7 +116,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
         verbose: true,
       },
     },
-    bodyLimit: BODY_LIMIT_BYTES,
+    // The routes that take larger bodies say so themselves (shared/body-limits.ts).
+    bodyLimit: BODY_LIMITS.small,
     // Node's parser refuses larger header blocks (431) and ambiguous framing (smuggling) itself.
     // headersTimeout is only checked every connectionsCheckingInterval (30 s by default).
     // requireHostHeader: Node would answer a missing Host with a bare 400 (no JSON, no headers,
@@ -151,6 +153,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   // Only JSON bodies are read; anything else is a 415 before it reaches a handler.
   app.removeContentTypeParser('text/plain');
+  await app.register(jsonBodyPlugin);
   const services = createServices(config, database, options.clock);
   const metrics = createMetrics(database, () => services.mail.waiting());
   await app.register(errorsPlugin);

@@ -51,6 +51,8 @@ function signinMessage(statusCode: number, headers: Readonly<Record<string, stri
   if (statusCode === 401) return 'Email or password is incorrect.';
   if (statusCode === 429) return 'Too many sign-in attempts; try again later.';
   if (statusCode === 403) return 'Confirm your email address first: follow the link in the mail we sent you.';
+  if (statusCode === 413) return 'The request body is larger than a sign-in needs.';
+  if (statusCode === 415) return 'The request body must be JSON (Content-Type: application/json).';
   if (statusCode >= 500) return 'Sign-in is unavailable right now; try again later.';
   return 'The request body must be a JSON object with string fields email and password.';
 }

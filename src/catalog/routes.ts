@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { pageOf, pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import { currentSession } from '../sessions/guard.ts';
+import { BODY_LIMITS } from '../shared/body-limits.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
 import { MAX_PAGE_DEPTH, pageRequest } from '../shared/paging.ts';
 import {
@@ -180,6 +181,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
   app.post(
     '/api/products',
     {
+      bodyLimit: BODY_LIMITS.text,
       schema: {
         summary: 'Create a product',
         operationId: 'createProduct',
@@ -223,6 +225,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
   app.put(
     '/api/products/:id',
     {
+      bodyLimit: BODY_LIMITS.text,
       schema: {
         summary: "Replace a product's name, description and price (its creator only)",
         operationId: 'replaceProduct',
@@ -290,6 +293,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
   app.post(
     '/api/products/:id/reviews',
     {
+      bodyLimit: BODY_LIMITS.text,
       schema: {
         summary: 'Review a product',
         operationId: 'createReview',
@@ -335,6 +339,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogService 
   app.put(
     '/api/products/:id/reviews/:reviewId',
     {
+      bodyLimit: BODY_LIMITS.text,
       schema: {
         summary: "Replace a review's rating and text (its author only)",
         operationId: 'replaceReview',

@@ -6,6 +6,7 @@ import type { ErrorRenderer } from '../plugins/errors.ts';
 import type { Metrics } from '../plugins/metrics.ts';
 import { SIGNIN_NOTES, type WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
+import { BODY_LIMITS } from '../shared/body-limits.ts';
 import { AppError } from '../shared/errors.ts';
 import {
   BODY_ERRORS,
@@ -155,6 +156,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
   app.post(
     '/api/passkeys/register',
     {
+      bodyLimit: BODY_LIMITS.account,
       schema: {
         summary: 'Register the passkey the browser created from the options',
         operationId: 'registerPasskey',

@@ -3,6 +3,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { isDatabaseUnavailable } from '../db/errors.ts';
+import { describeBytes } from '../shared/body-limits.ts';
 import { AppError, ERROR_CODES, type ErrorCode } from '../shared/errors.ts';
 import type { App } from '../shared/fastify.ts';
 
@@ -80,8 +81,13 @@ function describeValidation(errors: AjvError[]): string {
   }
 }
 
-const FASTIFY_CODES: Record<string, () => Failure> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: () => failure('PAYLOAD_TOO_LARGE', 'body: larger than the 1 MiB limit'),
+const FASTIFY_CODES: Record<string, (request: FastifyRequest) => Failure> = {
+  // Each route has its own limit (shared/body-limits.ts); the message names this one.
+  FST_ERR_CTP_BODY_TOO_LARGE: (request) =>
+    failure(
+      'PAYLOAD_TOO_LARGE',
+      `body: larger than the ${describeBytes(request.routeOptions.bodyLimit)} this route accepts`,
+    ),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
     failure('UNSUPPORTED_MEDIA_TYPE', 'Content-Type: must be application/json'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => failure('VALIDATION_FAILED', 'body: must not be empty'),
@@ -110,7 +116,7 @@ export function toFailure(error: FastifyError, request: FastifyRequest): Failure
     return failure('VALIDATION_FAILED', describeValidation(error.validation as AjvError[]));
   }
   const known = error.code ? FASTIFY_CODES[error.code] : undefined;
-  if (known) return known();
+  if (known) return known(request);
   if (isDatabaseUnavailable(error))
     return failure('UNAVAILABLE', 'The database is not answering; try again shortly.');
   // Fastify's other client errors (malformed JSON, poisoned prototypes, bad framing) carry a 4xx.

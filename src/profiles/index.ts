@@ -2,6 +2,7 @@
 // lives here; routes ask the active profile for schemas and bodies instead of branching on it.
 import { type TSchema, Type } from 'typebox';
 import type { Profile } from '../config.ts';
+import { BODY_LIMITS, describeBytes } from '../shared/body-limits.ts';
 import { type Component, component, failures, Id, Timestamp } from '../shared/schemas.ts';
 import { EMAIL_MAX, NAME_MAX } from '../users/rules.ts';
 import type { User } from '../users/user.ts';
@@ -67,7 +68,7 @@ export const SIGNIN_NOTES = {
     400: 'The body is not a JSON object with string fields.',
     401: 'Wrong or missing credentials; with `Usher-Second-Factor: totp` when the password was right and a code is needed.',
     403: 'The email is not verified yet while REQUIRE_VERIFIED_EMAIL is on.',
-    413: 'The body is larger than 1 MiB.',
+    413: `The body is larger than ${describeBytes(BODY_LIMITS.small)}.`,
     415: 'The body is not application/json.',
     429: 'Too many attempts for this account or from this address; try again after Retry-After seconds.',
     500: 'An unexpected failure; details are logged, never returned.',

@@ -1,3 +1,5 @@
+import { BODY_LIMITS, describeBytes, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from './body-limits.ts';
+
 /**
  * Every error code Usher answers with, its HTTP status, and when it is used. This table is the
  * source for the README's error table and for the OpenAPI document.
@@ -14,14 +16,17 @@ export const ERROR_CODES = {
   },
   VALIDATION_FAILED: {
     status: 400,
-    when: 'The body is not valid JSON or a field breaks a rule; the message names the field.',
+    when: `The body is not valid JSON (or is nested deeper than ${MAX_JSON_DEPTH} arrays or objects, or holds more than ${MAX_JSON_CONTAINERS}), or a field breaks a rule; the message names the field.`,
   },
   INVALID_QUERY: {
     status: 400,
     when: 'A query parameter (page, size, sort) has a value that is not accepted, or page × size is over 10,000 in an order that pages no deeper.',
   },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'The body is not application/json.' },
-  PAYLOAD_TOO_LARGE: { status: 413, when: 'The body is larger than the limit (1 MiB).' },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    when: `The body is larger than the route accepts: ${describeBytes(BODY_LIMITS.small)}, or ${describeBytes(BODY_LIMITS.account)} for a change to your account or a passkey registration, ${describeBytes(BODY_LIMITS.text)} for products and reviews.`,
+  },
   UNAUTHENTICATED: {
     status: 401,
     when: 'The request needs a session: sign in and send the cookie or a Bearer token.',

@@ -9,6 +9,7 @@ import { pageOf, pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import type { WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { mapAwaitable } from '../shared/awaitable.ts';
+import { BODY_LIMITS } from '../shared/body-limits.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
 import { MAX_PAGE_DEPTH, type PageRequest, pageRequest } from '../shared/paging.ts';
 import { BODY_ERRORS, bodyOptional, failures, noContent, success } from '../shared/schemas.ts';
@@ -194,6 +195,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
   app.put(
     '/api/users/:id',
     {
+      bodyLimit: BODY_LIMITS.account,
       schema: {
         summary: 'Replace your own email and name (and optionally password)',
         operationId: 'updateUser',

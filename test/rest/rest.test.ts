@@ -147,16 +147,28 @@ describeEachStore('POST /rest, profile B', (store) => {
     assertProbe(await send(t, Buffer.from(JSON.stringify({ email: 'a@example.com' })), {}), false);
   });
 
+  // The probe reads a user object: 32 KiB (src/shared/body-limits.ts, decision 155), where it read
+  // 1 MiB before issue 25. A larger body is unreadable, and so `false`, like any other.
+  const REST_LIMIT = 32 * 1024;
+  const paddedTo = (bytes: number) => {
+    const prefix = '{"email":"a@example.com","pad":"';
+    return `${prefix}${'x'.repeat(bytes - prefix.length - 2)}"}`;
+  };
+
   test('CONTRACT: /rest answers false for a body over 1 MiB', async () => {
     const big = JSON.stringify({ email: 'a@example.com', pad: 'x'.repeat(1024 * 1024) });
     assertProbe(await send(t, big, { 'content-type': 'application/json' }), false);
   });
 
-  test('CONTRACT: /rest answers true for a body just under 1 MiB', async () => {
-    const prefix = '{"email":"a@example.com","pad":"';
-    const pad = 'x'.repeat(1024 * 1024 - prefix.length - 2);
-    const body = `${prefix}${pad}"}`;
-    assert.equal(Buffer.byteLength(body), 1024 * 1024);
+  test('CONTRACT: /rest answers false for a body one byte over its 32 KiB limit', async () => {
+    const body = paddedTo(REST_LIMIT + 1);
+    assert.equal(Buffer.byteLength(body), REST_LIMIT + 1);
+    assertProbe(await send(t, body, { 'content-type': 'application/json' }), false);
+  });
+
+  test('CONTRACT: /rest answers true for a body of exactly its 32 KiB limit', async () => {
+    const body = paddedTo(REST_LIMIT);
+    assert.equal(Buffer.byteLength(body), REST_LIMIT);
     assertProbe(await send(t, body, { 'content-type': 'application/json' }), true);
   });
 

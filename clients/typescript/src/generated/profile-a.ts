@@ -1041,7 +1041,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -1087,7 +1087,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1173,7 +1173,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -1210,7 +1210,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1295,7 +1295,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -1314,7 +1314,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1430,7 +1430,7 @@ export interface operations {
                     "application/json": components["schemas"]["CodeOnlyError403"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: The body is larger than 1 MiB. */
+            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1604,7 +1604,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: The body is larger than 1 MiB. */
+            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2029,7 +2029,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -2057,7 +2057,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2184,7 +2184,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -2221,7 +2221,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2394,7 +2394,7 @@ export interface operations {
                     "application/json": components["schemas"]["CodeOnlyError403"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: The body is larger than 1 MiB. */
+            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2499,7 +2499,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2604,7 +2604,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2720,7 +2720,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2788,7 +2788,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -2798,7 +2798,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2881,7 +2881,7 @@ export interface operations {
              *
              *     `INVALID_TOKEN`: The token is unknown, already used, or expired: ask for a new link.
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -2891,7 +2891,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2959,7 +2959,7 @@ export interface operations {
              *
              *     `INVALID_TOKEN`: The token is unknown, already used, or expired: ask for a new link.
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -2969,7 +2969,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3177,7 +3177,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -3214,7 +3214,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3364,7 +3364,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -3401,7 +3401,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3632,7 +3632,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -3678,7 +3678,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3830,7 +3830,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -3867,7 +3867,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;

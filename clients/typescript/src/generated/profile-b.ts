@@ -1040,7 +1040,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -1086,7 +1086,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1172,7 +1172,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -1209,7 +1209,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1358,7 +1358,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -1377,7 +1377,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1493,7 +1493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: The body is larger than 1 MiB. */
+            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1667,7 +1667,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: The body is larger than 1 MiB. */
+            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2092,7 +2092,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -2120,7 +2120,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2247,7 +2247,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -2284,7 +2284,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2457,7 +2457,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: The body is larger than 1 MiB. */
+            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2562,7 +2562,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2667,7 +2667,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error403"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2783,7 +2783,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2851,7 +2851,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -2861,7 +2861,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2944,7 +2944,7 @@ export interface operations {
              *
              *     `INVALID_TOKEN`: The token is unknown, already used, or expired: ask for a new link.
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -2954,7 +2954,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3022,7 +3022,7 @@ export interface operations {
              *
              *     `INVALID_TOKEN`: The token is unknown, already used, or expired: ask for a new link.
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -3032,7 +3032,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3240,7 +3240,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -3277,7 +3277,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3427,7 +3427,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -3464,7 +3464,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3695,7 +3695,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -3741,7 +3741,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3893,7 +3893,7 @@ export interface operations {
             /**
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
-             *     `VALIDATION_FAILED`: The body is not valid JSON or a field breaks a rule; the message names the field.
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
              */
             400: {
                 headers: {
@@ -3930,7 +3930,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the limit (1 MiB). */
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
             413: {
                 headers: {
                     [name: string]: unknown;

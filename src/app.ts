@@ -59,6 +59,8 @@ const REDACT = [
   'req.headers.authorization',
   'req.headers.cookie',
   'res.headers["set-cookie"]',
+  'req.headers["usher-device"]',
+  'res.headers["usher-device"]',
   'password',
   'currentPassword',
   'body.currentPassword',
@@ -169,8 +171,15 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       origin: config.corsOrigins,
       credentials: true,
       methods: ['GET', 'POST', 'PUT', 'DELETE'],
-      allowedHeaders: ['content-type', 'authorization'],
-      exposedHeaders: ['location', 'link', 'x-total-count', 'retry-after', 'usher-second-factor'],
+      allowedHeaders: ['content-type', 'authorization', 'usher-device'],
+      exposedHeaders: [
+        'location',
+        'link',
+        'x-total-count',
+        'retry-after',
+        'usher-second-factor',
+        'usher-device',
+      ],
       maxAge: 600,
     });
   }

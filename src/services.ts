@@ -65,7 +65,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
     tokens: new AccountTokensRepository(db),
     outbox: new OutboxRepository(db, { rowLocks }),
     requests: new ResetRequestsRepository(db),
-    mfa: new MfaRepository(db),
+    mfa: new MfaRepository(db, { rowLocks }),
     attempts: new SigninAttemptsRepository(db),
     signins: new SigninRepository(db, { postgres }),
     limits: new LimitEventsRepository(db),

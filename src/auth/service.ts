@@ -1,4 +1,5 @@
 import type { InTransaction } from '../db/transactions.ts';
+import type { CodeGate } from '../mfa/repository.ts';
 import type { MfaRepositories, SecondFactorCheck, TotpService } from '../mfa/service.ts';
 import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
 import type { ActiveSession, SessionService, StartedSession } from '../sessions/service.ts';
@@ -57,7 +58,7 @@ export interface SigninRepositories extends MfaRepositories {
 }
 
 /** The second factor as sign-in uses it (mfa/service.ts's TotpService). */
-export type SecondFactor = Pick<TotpService, 'check' | 'use' | 'signedIn' | 'delayLeft' | 'failed'>;
+export type SecondFactor = Pick<TotpService, 'check' | 'use' | 'signedIn' | 'claimCheck' | 'failed'>;
 
 type CodeMatch = Extract<SecondFactorCheck, { kind: 'totp' | 'recovery_code' }>;
 
@@ -148,6 +149,8 @@ export class AuthService {
     // answered exactly as for any account and never tells that TOTP is on (the factor was read
     // with the hash, for any account, so the read's timing tells nothing either).
     let match: CodeMatch | undefined;
+    let gate: CodeGate = { kind: 'account', userId: 0n };
+    let failures = 0;
     if (found && verified) {
       const factor = this.#secondFactor.check(found.totp, code);
       if (factor.kind === 'missing') {
@@ -156,31 +159,41 @@ export class AuthService {
         await attempt.abandoned();
         return { ok: false, reason: 'second-factor', userId: found.user.id };
       }
-      // Past a few wrong codes in a row, codes wait a growing delay; a device the account knows
-      // does not (the owner), so wrong codes from someone with the password cannot lock them out.
-      const delay =
-        factor.kind === 'none' || attempt.device.known ? 0 : this.#secondFactor.delayLeft(found.totp);
-      if (delay > 0) {
-        // The code was not looked at: nothing is counted, for or against.
-        await attempt.abandoned();
-        return { ok: false, reason: 'throttled', retryAfterSeconds: Math.ceil(delay / 1000) };
+      if (factor.kind !== 'none') {
+        // Past a few wrong codes, codes wait a growing delay. A device the account knows counts
+        // its own (the owner's), so wrong codes from someone with the password cannot lock the
+        // owner out, and a stolen device cookie gets no more guesses than anyone else.
+        gate = attempt.device.known
+          ? {
+              kind: 'device',
+              tokenDigest: attempt.device.digest,
+              accountDigest: attempt.forgiveness.accountDigest,
+            }
+          : { kind: 'account', userId: found.user.id };
+        const claim = await this.#secondFactor.claimCheck(gate);
+        if (!claim.ok) {
+          // The code was not looked at: nothing is counted by the sliding window, for or against.
+          await attempt.abandoned();
+          return { ok: false, reason: 'throttled', retryAfterSeconds: Math.ceil(claim.retryAfterMs / 1000) };
+        }
+        failures = claim.failures;
+        if (factor.kind === 'wrong') {
+          await attempt.failed();
+          await this.#secondFactor.failed(found.user, failures);
+          return { ok: false, reason: 'second-factor', userId: found.user.id };
+        }
+        match = factor;
       }
-      if (factor.kind === 'wrong') {
-        await attempt.failed();
-        await this.#secondFactor.failed(found.user);
-        return { ok: false, reason: 'second-factor', userId: found.user.id };
-      }
-      if (factor.kind !== 'none') match = factor;
     }
     // The hash was read before this request waited for a hashing slot: the password may have
     // changed, or the account gone, since. The session is only created against the same hash.
     const started =
       found && verified
-        ? await this.#startIfHash(found.user, found.passwordHash, userAgent, match, attempt)
+        ? await this.#startIfHash(found.user, found.passwordHash, userAgent, match, gate, attempt)
         : undefined;
     if (started === 'code-spent') {
       await attempt.failed();
-      await this.#secondFactor.failed(found!.user);
+      await this.#secondFactor.failed(found!.user, failures);
       return { ok: false, reason: 'second-factor', userId: found!.user.id };
     }
     if (!found || started === undefined) {
@@ -212,6 +225,7 @@ export class AuthService {
     passwordHash: string,
     userAgent: string | undefined,
     match: CodeMatch | undefined,
+    gate: CodeGate,
     attempt: Attempt,
   ): Promise<StartedSession | 'code-spent' | undefined> {
     const { row, started } = this.#sessions.issue(user.id, userAgent);
@@ -225,7 +239,7 @@ export class AuthService {
       // The row is locked before the code is spent, so a code is never spent for a hash that
       // changed meanwhile.
       if (!(await repos.users.hasPasswordHash(user.id, passwordHash))) return undefined;
-      if (!(await this.#secondFactor.use(repos, user, match))) return 'code-spent';
+      if (!(await this.#secondFactor.use(repos, user, match, gate))) return 'code-spent';
       return (await repos.signins.grantSession(grant)) ? started : undefined;
     });
   }

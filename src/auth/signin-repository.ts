@@ -63,8 +63,6 @@ export class SigninRepository {
           'totp_factors.secret_sealed',
           'totp_factors.confirmed_at',
           'totp_factors.last_step',
-          'totp_factors.failures',
-          'totp_factors.locked_until',
         ])
         .where('users.email_key', '=', s.emailKey),
     );
@@ -73,7 +71,7 @@ export class SigninRepository {
     if (!row) return undefined;
     // The user's columns come first, then the rest of the select list.
     const rest = row.slice(USER_COLUMNS.length) as unknown as SignerRest;
-    const [passwordHash, totpUserId, sealed, confirmedAt, lastStep, failures, lockedUntil] = rest;
+    const [passwordHash, totpUserId, sealed, confirmedAt, lastStep] = rest;
     return {
       user: userOfTuple(row),
       passwordHash,
@@ -85,8 +83,6 @@ export class SigninRepository {
               secret_sealed: sealed,
               confirmed_at: confirmedAt,
               last_step: lastStep,
-              failures: failures ?? 0,
-              locked_until: lockedUntil,
             }),
     };
   }
@@ -188,8 +184,6 @@ type SignerRest = readonly [
   secretSealed: string | null,
   confirmedAt: Date | null,
   lastStep: bigint | number | null,
-  failures: number | null,
-  lockedUntil: bigint | number | null,
 ];
 
 /**

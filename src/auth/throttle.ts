@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { addressKey } from '../shared/address.ts';
+import { accountDigest } from '../users/user.ts';
 import type { SigninDevicesRepository } from './device-repository.ts';
 import type {
   AttemptAt,
@@ -75,10 +76,7 @@ const UNLIMITED = 2_147_483_647;
 const DEVICE_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 const deviceDigest = (token: string) => createHash('sha256').update(token).digest('hex');
 
-/** The account as stored: a fixed-size digest, whatever length of email the client sent. */
-export function accountDigest(accountKey: string): string {
-  return createHash('sha256').update(accountKey).digest('hex');
-}
+export { accountDigest };
 
 /**
  * Sign-in throttling (CONTRACT "Sign-in throttling") over attempts stored in the shared database.

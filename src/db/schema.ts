@@ -143,6 +143,10 @@ export interface SigninDevicesTable {
   remembered_at: EpochMs;
   /** Known to the account until then (epoch ms; not `expires_at`, which SQLite reads as text time). */
   known_until: EpochMs;
+  /** This device's wrong TOTP codes, as totp_factors.failures counts the account's. */
+  code_failures: ColumnType<number, number | undefined, number>;
+  code_failures_at: ColumnType<bigint | null, number | null | undefined, number | null>;
+  codes_locked_until: ColumnType<bigint | null, number | null | undefined, number | null>;
 }
 
 /**
@@ -225,8 +229,9 @@ export interface TotpFactorsTable {
   confirmed_at: MaybeTimestamp;
   /** RFC 6238 time step of the last code accepted; a code of this step or earlier is refused. */
   last_step: ColumnType<bigint | null, number | null | undefined, number | null>;
-  /** Wrong codes given since the last good one, after the right password. */
+  /** Wrong codes given after the right password, less one a day since the last (`failures_at`). */
   failures: ColumnType<number, number | undefined, number>;
+  failures_at: ColumnType<bigint | null, number | null | undefined, number | null>;
   /** Epoch ms before which no code is checked (the delay growing with `failures`); null when none. */
   locked_until: ColumnType<bigint | null, number | null | undefined, number | null>;
 }

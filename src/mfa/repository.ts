@@ -6,10 +6,6 @@ export interface TotpFactor {
   sealedSecret: string;
   confirmed: boolean;
   lastStep: bigint | null;
-  /** Wrong codes since the last good one. */
-  failures: number;
-  /** Epoch ms before which no code is checked; null when there is no delay. */
-  lockedUntil: number | null;
 }
 
 /** A totp_factors row's columns, as read. */
@@ -18,8 +14,6 @@ export interface TotpFactorRow {
   secret_sealed: string;
   confirmed_at: Date | null;
   last_step: bigint | number | string | null;
-  failures: number | string | bigint;
-  locked_until: bigint | number | string | null;
 }
 
 export function toTotpFactor(row: TotpFactorRow): TotpFactor {
@@ -28,21 +22,45 @@ export function toTotpFactor(row: TotpFactorRow): TotpFactor {
     sealedSecret: row.secret_sealed,
     confirmed: row.confirmed_at !== null,
     lastStep: row.last_step === null ? null : BigInt(row.last_step),
-    failures: Number(row.failures),
-    lockedUntil: row.locked_until === null ? null : Number(row.locked_until),
   };
 }
 
+/** Whose wrong codes a code check counts in: the account's, or a known device's of that account. */
+export type CodeGate =
+  | { kind: 'account'; userId: bigint }
+  | { kind: 'device'; tokenDigest: string; accountDigest: string };
+
+/** Wrong codes as stored, and the time before which no code is checked (epoch ms, or null). */
+export interface GateState {
+  failures: number;
+  failuresAt: number | null;
+  lockedUntil: number | null;
+}
+
+const asEpoch = (value: bigint | number | string | null) => (value === null ? null : Number(value));
+const gateState = (
+  failures: number | bigint | string,
+  failuresAt: bigint | number | string | null,
+  lockedUntil: bigint | number | string | null,
+): GateState => ({
+  failures: Number(failures),
+  failuresAt: asEpoch(failuresAt),
+  lockedUntil: asEpoch(lockedUntil),
+});
+
 export class MfaRepository {
   readonly #db: Kysely<Tables>;
-  constructor(db: Kysely<Tables>) {
+  readonly #rowLocks: boolean;
+  /** `rowLocks`: PostgreSQL's SELECT … FOR UPDATE; SQLite's one writer at a time needs none. */
+  constructor(db: Kysely<Tables>, options: { rowLocks: boolean } = { rowLocks: false }) {
     this.#db = db;
+    this.#rowLocks = options.rowLocks;
   }
 
   async find(userId: bigint): Promise<TotpFactor | undefined> {
     const row = await this.#db
       .selectFrom('totp_factors')
-      .select(['user_id', 'secret_sealed', 'confirmed_at', 'last_step', 'failures', 'locked_until'])
+      .select(['user_id', 'secret_sealed', 'confirmed_at', 'last_step'])
       .where('user_id', '=', userId)
       .executeTakeFirst();
     return row && toTotpFactor(row);
@@ -82,7 +100,7 @@ export class MfaRepository {
   async useStep(userId: bigint, step: number): Promise<boolean> {
     const result = await this.#db
       .updateTable('totp_factors')
-      .set({ last_step: step, failures: 0, locked_until: null })
+      .set({ last_step: step })
       .where('user_id', '=', userId)
       .where('confirmed_at', 'is not', null)
       .where((eb) => eb.or([eb('last_step', 'is', null), eb('last_step', '<', BigInt(step))]))
@@ -90,31 +108,56 @@ export class MfaRepository {
     return result.numUpdatedRows > 0n;
   }
 
-  /** One more wrong code: the count of them since the last good one (0 when the factor is gone). */
-  async recordFailure(userId: bigint): Promise<number> {
-    const row = await this.#db
-      .updateTable('totp_factors')
-      .set((eb) => ({ failures: eb('failures', '+', 1) }))
-      .where('user_id', '=', userId)
-      .returning('failures')
-      .executeTakeFirst();
-    return row ? Number(row.failures) : 0;
+  /**
+   * The code-guessing state of `gate` (the account's, or a known device's), row-locked on
+   * PostgreSQL for the caller's transaction; undefined when it has none (no factor, no device).
+   */
+  async readGate(gate: CodeGate): Promise<GateState | undefined> {
+    if (gate.kind === 'account') {
+      let query = this.#db
+        .selectFrom('totp_factors')
+        .select(['failures', 'failures_at', 'locked_until'])
+        .where('user_id', '=', gate.userId);
+      if (this.#rowLocks) query = query.forUpdate();
+      const row = await query.executeTakeFirst();
+      return row && gateState(row.failures, row.failures_at, row.locked_until);
+    }
+    let query = this.#db
+      .selectFrom('signin_devices')
+      .select(['code_failures', 'code_failures_at', 'codes_locked_until'])
+      .where('token_digest', '=', gate.tokenDigest)
+      .where('account_digest', '=', gate.accountDigest);
+    if (this.#rowLocks) query = query.forUpdate();
+    const row = await query.executeTakeFirst();
+    return row && gateState(row.code_failures, row.code_failures_at, row.codes_locked_until);
   }
 
-  /** No code is checked before `until` (epoch ms). */
-  async delayCodes(userId: bigint, until: number): Promise<void> {
+  async writeGate(gate: CodeGate, state: GateState): Promise<void> {
+    if (gate.kind === 'account') {
+      await this.#db
+        .updateTable('totp_factors')
+        .set({ failures: state.failures, failures_at: state.failuresAt, locked_until: state.lockedUntil })
+        .where('user_id', '=', gate.userId)
+        .execute();
+      return;
+    }
     await this.#db
-      .updateTable('totp_factors')
-      .set({ locked_until: until })
-      .where('user_id', '=', userId)
+      .updateTable('signin_devices')
+      .set({
+        code_failures: state.failures,
+        code_failures_at: state.failuresAt,
+        codes_locked_until: state.lockedUntil,
+      })
+      .where('token_digest', '=', gate.tokenDigest)
+      .where('account_digest', '=', gate.accountDigest)
       .execute();
   }
 
-  /** A good code, or a password reset (whoever guessed no longer has the password): the count starts again. */
+  /** A password reset (whoever guessed had the old password): the account's count starts again. */
   async clearFailures(userId: bigint): Promise<void> {
     await this.#db
       .updateTable('totp_factors')
-      .set({ failures: 0, locked_until: null })
+      .set({ failures: 0, failures_at: null, locked_until: null })
       .where('user_id', '=', userId)
       .where('failures', '>', 0)
       .execute();

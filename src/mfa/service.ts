@@ -13,7 +13,7 @@ import { invalid } from '../shared/text.ts';
 import { confirmPresentPassword, type PasswordAttempts } from '../users/reauth.ts';
 import { toUser, type UsersRepository } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
-import type { MfaRepository, TotpFactor } from './repository.ts';
+import type { CodeGate, GateState, MfaRepository, TotpFactor } from './repository.ts';
 import { SecretBox } from './sealing.ts';
 
 const ISSUER = 'Usher';
@@ -32,17 +32,32 @@ const RECOVERY_LENGTH = 12;
 const CODE_INPUT_MAX = 64;
 
 /**
- * Wrong codes after the right password (decision 146). The first FREE_CODE_FAILURES in a row are
- * judged at once (a person mistyping); then each one starts a delay, doubling from
- * FIRST_CODE_DELAY_MS up to MAX_CODE_DELAY_MS, before any code is checked again from a client the
- * account does not know. With three codes valid at a time (one step of drift either way), about
- * 45 guesses fit in 30 days: a 0.014% chance for someone holding the password (SECURITY.md).
+ * Wrong codes after the right password (decision 146). The first FREE_CODE_FAILURES are judged at
+ * once (a person mistyping); then each one starts a delay, doubling from FIRST_CODE_DELAY_MS up to
+ * MAX_CODE_DELAY_MS, before any code is checked again through the same gate (the account's, for
+ * clients it does not know; each known device's own). A good code does not wipe the count, it
+ * only does not add to it; the count falls by one per CODE_FAILURE_DECAY_MS after the last wrong
+ * code, and a password reset clears it. With three codes valid at a time, about 45 guesses fit in
+ * 30 days through one gate: a 0.014% chance for someone holding the password (SECURITY.md).
  */
 export const FREE_CODE_FAILURES = 5;
 export const FIRST_CODE_DELAY_MS = 60_000;
 export const MAX_CODE_DELAY_MS = 24 * 3600 * 1000;
-/** At this many wrong codes in a row, the account's owner is mailed: someone has their password. */
+export const CODE_FAILURE_DECAY_MS = 24 * 3600 * 1000;
+/** At this many wrong codes, the account's owner is mailed: someone has their password. */
 export const CODE_FAILURES_MAILED_AT = 3;
+
+/** The wrong codes that still count at `now`: one fewer per CODE_FAILURE_DECAY_MS since the last. */
+export function countingFailures(state: GateState, now: number): number {
+  if (state.failuresAt === null) return state.failures;
+  return Math.max(
+    0,
+    state.failures - Math.floor(Math.max(0, now - state.failuresAt) / CODE_FAILURE_DECAY_MS),
+  );
+}
+
+/** Whether a code may be checked now, and if so how many wrong ones it makes should it be wrong. */
+export type CodeCheckClaim = { ok: true; failures: number } | { ok: false; retryAfterMs: number };
 
 /** The delay after `failures` wrong codes in a row; 0 while they are free. */
 export function codeDelayMs(failures: number): number {
@@ -209,38 +224,60 @@ export class TotpService {
     repos: MfaRepositories,
     user: User,
     match: Extract<SecondFactorCheck, { kind: 'totp' | 'recovery_code' }>,
+    gate: CodeGate,
   ): Promise<boolean> {
-    if (match.kind === 'totp') return repos.mfa.useStep(user.id, match.step);
+    if (match.kind === 'totp') {
+      if (!(await repos.mfa.useStep(user.id, match.step))) return false;
+      await this.checked(repos, gate);
+      return true;
+    }
     if (!(await repos.mfa.useRecoveryCode(user.id, match.codeHash))) return false;
-    await repos.mfa.clearFailures(user.id);
+    await this.checked(repos, gate);
     await this.#d.accountMail.recoveryCodeUsed(repos, user, await repos.mfa.recoveryCodesLeft(user.id));
     return true;
   }
 
   /**
-   * How long before a code is checked again for the account whose factor is `factor` (0: now).
-   * Clients the account knows are not held by it (auth/service.ts), so an attacker who has the
-   * password cannot keep the owner out with wrong codes.
+   * Before a code is checked: takes one check from `gate`, counted as a wrong code now, in a
+   * transaction that holds its row, so simultaneous guesses cannot all slip in before the first
+   * one's delay is written. A good code gives the check back (`checked`, in the session's
+   * transaction). Refused while the gate's delay runs.
    */
-  delayLeft(factor: TotpFactor | undefined): number {
-    const until = factor?.lockedUntil;
-    return until == null ? 0 : Math.max(0, until - this.#d.now());
+  async claimCheck(gate: CodeGate): Promise<CodeCheckClaim> {
+    return this.#d.transaction(async ({ mfa }) => {
+      const state = await mfa.readGate(gate);
+      // The device or factor went meanwhile: the session's transaction decides.
+      if (!state) return { ok: true, failures: 0 };
+      const now = this.#d.now();
+      if (state.lockedUntil !== null && state.lockedUntil > now)
+        return { ok: false, retryAfterMs: state.lockedUntil - now };
+      const failures = countingFailures(state, now) + 1;
+      const delay = codeDelayMs(failures);
+      await mfa.writeGate(gate, { failures, failuresAt: now, lockedUntil: delay > 0 ? now + delay : null });
+      return { ok: true, failures };
+    });
+  }
+
+  /** A good code, in the transaction that spends it: the check it claimed is given back. */
+  async checked(repos: MfaRepositories, gate: CodeGate): Promise<void> {
+    const state = await repos.mfa.readGate(gate);
+    if (!state) return;
+    const now = this.#d.now();
+    await repos.mfa.writeGate(gate, {
+      failures: Math.max(0, countingFailures(state, now) - 1),
+      failuresAt: state.failuresAt,
+      lockedUntil: null,
+    });
   }
 
   /**
-   * A wrong (or replayed) code after the right password: counted in a row, delayed once past the
-   * free ones, and the owner mailed when the count reaches CODE_FAILURES_MAILED_AT.
+   * After a wrong (or replayed) code, whose claim made it the `failures`-th: the owner is mailed
+   * when that reaches CODE_FAILURES_MAILED_AT.
    */
-  async failed(user: User): Promise<void> {
-    const mailed = await this.#d.transaction(async (repos) => {
-      const failures = await repos.mfa.recordFailure(user.id);
-      const delay = codeDelayMs(failures);
-      if (delay > 0) await repos.mfa.delayCodes(user.id, this.#d.now() + delay);
-      if (failures !== CODE_FAILURES_MAILED_AT) return false;
-      await this.#d.accountMail.secondFactorFailures(repos, user, failures);
-      return true;
-    });
-    if (mailed) this.#d.mail.wake();
+  async failed(user: User, failures: number): Promise<void> {
+    if (failures !== CODE_FAILURES_MAILED_AT) return;
+    await this.#d.transaction((repos) => this.#d.accountMail.secondFactorFailures(repos, user, failures));
+    this.#d.mail.wake();
   }
 
   /** After the session's transaction committed. */

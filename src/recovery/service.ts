@@ -7,6 +7,7 @@ import type { MfaRepository } from '../mfa/repository.ts';
 import type { PasswordHasher } from '../passwords/hasher.ts';
 import { checkPassword } from '../passwords/policy.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
+import { addressKey } from '../shared/address.ts';
 import { AppError } from '../shared/errors.ts';
 import type { AccountTokensRepository } from '../tokens/repository.ts';
 import { hashAccountToken, isTokenShaped } from '../tokens/tokens.ts';
@@ -80,7 +81,9 @@ export class RecoveryService {
    * POST /api/password/forgot: records the ask and wakes the worker. Counted before anything
    * else, like the sign-in throttle: more than the limit from one address is a 429.
    */
-  async forgot(email: string, address: string): Promise<void> {
+  async forgot(email: string, client: string): Promise<void> {
+    // Counted by network, like every per-address limit: an IPv6 client holds a whole /64.
+    const address = addressKey(client);
     const now = this.#now();
     const since = now - this.#policy.windowMs;
     // An email no account can have is recorded under a key that matches none, so the work and

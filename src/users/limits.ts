@@ -105,17 +105,8 @@ export class RegistrationLimits {
     const key = addressKey(address);
     const fromAddress = this.#byAddress.get(key) ?? 0;
     // Checked and counted in the same turn of the event loop: no await between them.
-    if (this.#inProgress >= this.#policy.concurrent) {
-      throw new AppError(
-        'UNAVAILABLE',
-        'The server is handling too many registrations right now; try again shortly.',
-        503,
-        { 'retry-after': '1' },
-      );
-    }
     if (fromAddress >= this.#policy.concurrentPerAddress)
       throw tooMany('Too many registrations at once from this address; try again shortly.', 1);
-    this.#inProgress++;
     this.#byAddress.set(key, fromAddress + 1);
     try {
       const verdict = await this.#window.take([
@@ -126,14 +117,27 @@ export class RegistrationLimits {
           'Too many registrations from this address; try again later.',
           verdict.retryAfterSeconds,
         );
+      // The process-wide slot is taken only by a registration its address's window let through,
+      // so networks that are over their own limit cannot keep it full for everyone else.
+      if (this.#inProgress >= this.#policy.concurrent) {
+        await verdict.taken.giveBack();
+        throw new AppError(
+          'UNAVAILABLE',
+          'The server is handling too many registrations right now; try again shortly.',
+          503,
+          { 'retry-after': '1' },
+        );
+      }
+      this.#inProgress++;
       try {
         return await register();
       } catch (error) {
         if (error instanceof HashOverloadedError) await verdict.taken.giveBack();
         throw error;
+      } finally {
+        this.#inProgress--;
       }
     } finally {
-      this.#inProgress--;
       const left = (this.#byAddress.get(key) ?? 1) - 1;
       if (left === 0) this.#byAddress.delete(key);
       else this.#byAddress.set(key, left);

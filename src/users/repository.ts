@@ -6,7 +6,7 @@ import { countedTotal, pageInIdOrder, type RangeCounts } from '../db/range-pages
 import { type Tables, USER_COUNT_SPAN, type UsersTable } from '../db/schema.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import type { PageRequest } from '../shared/paging.ts';
-import type { User, UserSortKey } from './user.ts';
+import { accountDigest, emailKey, type User, type UserSortKey } from './user.ts';
 
 /** A user's columns, in the order userOfTuple reads them. */
 export const USER_COLUMNS = ['id', 'email', 'name', 'created_at', 'email_verified_at'] as const;
@@ -133,11 +133,32 @@ export class UsersRepository {
         })
         .returning(USER_COLUMNS)
         .executeTakeFirstOrThrow();
+      await this.#forgetDevices(user.emailKey);
       return toUser(row);
     } catch (error) {
       if (isUniqueViolation(error)) throw new EmailTakenError();
       throw error;
     }
+  }
+
+  /**
+   * Known devices (auth/device-repository.ts) are stored by the digest of the email, which the
+   * sign-in throttle knows before any account is read. They belong to the account, not to the
+   * address: a new holder of an address starts with none (or tokens an earlier holder collected
+   * would be known devices of the new account), and devices move with an email change. Called by
+   * the writes that give an address to an account or take it away, in their transaction.
+   */
+  async #forgetDevices(key: string): Promise<void> {
+    await this.#db.deleteFrom('signin_devices').where('account_digest', '=', accountDigest(key)).execute();
+  }
+
+  async #moveDevices(from: string, to: string): Promise<void> {
+    await this.#forgetDevices(to);
+    await this.#db
+      .updateTable('signin_devices')
+      .set({ account_digest: accountDigest(to) })
+      .where('account_digest', '=', accountDigest(from))
+      .execute();
   }
 
   /** Replaces the hash only if it is still the one that was verified, so a concurrent change wins. */
@@ -196,6 +217,11 @@ export class UsersRepository {
    */
   async update(id: bigint, changes: UserChanges): Promise<User | undefined> {
     try {
+      const before = await this.#db
+        .selectFrom('users')
+        .select('email_key')
+        .where('id', '=', id)
+        .executeTakeFirst();
       let query = this.#db
         .updateTable('users')
         .set({
@@ -210,6 +236,8 @@ export class UsersRepository {
       if (changes.ifPasswordHash !== undefined)
         query = query.where('password_hash', '=', changes.ifPasswordHash);
       const row = await query.returning(USER_COLUMNS).executeTakeFirst();
+      if (row && before && before.email_key !== changes.emailKey)
+        await this.#moveDevices(before.email_key, changes.emailKey);
       return row && toUser(row);
     } catch (error) {
       if (isUniqueViolation(error)) throw new EmailTakenError();
@@ -227,6 +255,7 @@ export class UsersRepository {
       .where('id', '=', id)
       .returning(USER_COLUMNS)
       .executeTakeFirst();
+    if (row) await this.#forgetDevices(emailKey(row.email));
     return row && toUser(row);
   }
 }

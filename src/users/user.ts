@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /** A user as the rest of the code sees it: no password hash ever leaves the repository by this type. */
 export interface User {
   readonly id: bigint;
@@ -11,6 +12,14 @@ export interface User {
 /** Trimmed and lower-cased: two emails are the same account when their keys are equal. */
 export function emailKey(email: string): string {
   return email.trim().toLowerCase();
+}
+
+/**
+ * The account as the sign-in throttle and its known devices store it: a fixed-size digest of the
+ * email key, whatever length of email a client sent and whether or not an account has it.
+ */
+export function accountDigest(accountKey: string): string {
+  return createHash('sha256').update(accountKey).digest('hex');
 }
 
 export const USER_SORT_KEYS = ['id', 'name', 'email', 'createdAt'] as const;

@@ -282,4 +282,65 @@ describeEachStore('No malicious lockout: known devices, networks, the reset flow
       200,
     );
   });
+  test("ISSUE 25: known devices belong to the account, not to the address: tokens collected by an address's earlier holder are strangers to its next one", async () => {
+    const t = apps.b;
+    const taken = await register(t);
+    // The earlier holder collects device tokens for the address, then gives it up.
+    const collected: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      collected.push(deviceCookie(await signin(t, { email: taken.email, password: taken.password }))!);
+    }
+    const session = await t.inject({
+      method: 'POST',
+      url: '/api/sessions',
+      remoteAddress: freshAddress(),
+      payload: { email: taken.email, password: taken.password },
+    });
+    const token = session.json().token as string;
+    const gone = await t.inject({
+      method: 'DELETE',
+      url: `/api/users/${taken.id}`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(gone.statusCode, 204, gone.body);
+    // Someone else registers the address; an attacker locks it and tries the collected tokens.
+    const next = await register(t, newUser({ email: taken.email }));
+    await lockAccount(t, next.email);
+    for (const device of collected) {
+      assert.equal(
+        (await signin(t, { email: next.email, password: next.password }, { device })).statusCode,
+        429,
+      );
+    }
+  });
+
+  test("ISSUE 25: an owner's known devices follow an email change, and the old address's tokens do not come back to it", async () => {
+    const t = apps.b;
+    const u = await register(t);
+    const device = deviceCookie(await signin(t, { email: u.email, password: u.password }))!;
+    const session = await t.inject({
+      method: 'POST',
+      url: '/api/sessions',
+      remoteAddress: freshAddress(),
+      payload: { email: u.email, password: u.password },
+    });
+    const moved = newUser().email;
+    const changed = await t.inject({
+      method: 'PUT',
+      url: `/api/users/${u.id}`,
+      remoteAddress: freshAddress(),
+      headers: { authorization: `Bearer ${session.json().token}` },
+      payload: { email: moved, name: u.name, currentPassword: u.password },
+    });
+    assert.equal(changed.statusCode, 200, changed.body);
+    await lockAccount(t, moved);
+    assert.equal((await signin(t, { email: moved, password: u.password }, { device })).statusCode, 200);
+    // The address the account left: someone registering it starts with no known devices.
+    const newcomer = await register(t, newUser({ email: u.email }));
+    await lockAccount(t, newcomer.email);
+    assert.equal(
+      (await signin(t, { email: newcomer.email, password: newcomer.password }, { device })).statusCode,
+      429,
+    );
+  });
 });

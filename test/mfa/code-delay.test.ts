@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Config } from '../../src/config.ts';
 import {
+  CODE_FAILURE_DECAY_MS,
   CODE_FAILURES_MAILED_AT,
   codeDelayMs,
   FIRST_CODE_DELAY_MS,
@@ -26,13 +27,18 @@ test('ISSUE 25: the delay schedule leaves someone holding the password under 0.1
   assert.equal(codeDelayMs(FREE_CODE_FAILURES), FIRST_CODE_DELAY_MS);
   assert.equal(codeDelayMs(FREE_CODE_FAILURES + 1), 2 * FIRST_CODE_DELAY_MS);
   assert.equal(codeDelayMs(1000), MAX_CODE_DELAY_MS);
-  // The fastest attacker: each guess the moment the previous delay ends.
+  // The fastest attacker: each guess the moment the previous delay ends, the count falling by
+  // one per CODE_FAILURE_DECAY_MS since the last wrong code meanwhile.
   const month = 30 * 24 * 3600 * 1000;
   let elapsed = 0;
   let guesses = 0;
+  let counted = 0;
   while (elapsed <= month) {
     guesses++;
-    elapsed += codeDelayMs(guesses);
+    counted++;
+    const wait = codeDelayMs(counted);
+    elapsed += wait;
+    counted = Math.max(0, counted - Math.floor(wait / CODE_FAILURE_DECAY_MS));
   }
   // Three codes are good at any moment (one step of drift either way) out of a million.
   const chance = 1 - (1 - 3e-6) ** guesses;
@@ -133,11 +139,19 @@ describeEachStore('TOTP: wrong codes in a row', (store) => {
       const longer = await guess(t, u);
       assert.equal(longer.statusCode, 429);
       assert.equal(Number(longer.headers['retry-after']), (2 * FIRST_CODE_DELAY_MS) / 1000);
-      // The right code after the delay signs in and starts the count again.
+      // The right code after the delay signs in; it does not wipe the count (an attacker
+      // could wait for the owner's next sign-in for 5 free guesses), so the next wrong code
+      // starts the next delay at once.
       clock.now += 2 * FIRST_CODE_DELAY_MS + 1000;
       assert.equal((await good(t, u)).statusCode, 200);
       clock.now += STEP_MS;
-      for (let i = 0; i < FREE_CODE_FAILURES; i++) assert.equal((await guess(t, u)).statusCode, 401);
+      assert.equal((await guess(t, u)).statusCode, 401);
+      const next = await guess(t, u);
+      assert.equal(next.statusCode, 429);
+      assert.equal(Number(next.headers['retry-after']), (4 * FIRST_CODE_DELAY_MS) / 1000);
+      // A day after the last wrong code the count has fallen by one, and so on.
+      clock.now += 8 * CODE_FAILURE_DECAY_MS;
+      for (let i = 0; i < FREE_CODE_FAILURES - 1; i++) assert.equal((await guess(t, u)).statusCode, 401);
     });
   }
 
@@ -181,5 +195,24 @@ describeEachStore('TOTP: wrong codes in a row', (store) => {
     });
     assert.equal(reset.statusCode, 204);
     assert.equal((await good(t, { ...u, password })).statusCode, 200);
+  });
+  test('ISSUE 25: simultaneous wrong codes at the edge of the free ones get one check, not one each', async () => {
+    const t = apps.b;
+    const u = await withTotp(t);
+    for (let i = 0; i < FREE_CODE_FAILURES - 1; i++) assert.equal((await guess(t, u)).statusCode, 401);
+    const answers = await Promise.all(Array.from({ length: 4 }, () => guess(t, u)));
+    const statuses = answers.map((r) => r.statusCode).sort();
+    assert.deepEqual(statuses, [401, 429, 429, 429], 'the first check starts the delay for the others');
+  });
+
+  test('ISSUE 25: a known device has a delay of its own: a stolen device cookie with the password gets no more codes than a stranger', async () => {
+    const t = apps.b;
+    const u = await withTotp(t);
+    for (let i = 0; i < FREE_CODE_FAILURES; i++) assert.equal((await guess(t, u, u.device)).statusCode, 401);
+    const held = await good(t, u, u.device);
+    assert.equal(held.statusCode, 429, 'the device waits after its own wrong codes');
+    assert.equal(Number(held.headers['retry-after']), FIRST_CODE_DELAY_MS / 1000);
+    // The account's gate (clients it does not know) was not touched by the device's guesses.
+    assert.equal((await good(t, u)).statusCode, 200);
   });
 });

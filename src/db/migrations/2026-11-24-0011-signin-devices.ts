@@ -11,8 +11,10 @@ type Dialect = 'sqlite' | 'postgres';
  *   is judged by its own failures, not the account's or its network's;
  * - signin_attempts.device: the device an attempt came from, when it was a known one, so that its
  *   failures can be counted on their own;
- * - totp_factors.failures and locked_until: consecutive wrong codes after the right password,
- *   and the time before which no code is checked again (the growing delay).
+ * - totp_factors.failures, failures_at and locked_until: wrong codes after the right password
+ *   (forgotten one a day after the last), and the time before which no code is checked again (the
+ *   growing delay); signin_devices' code_failures, code_failures_at and codes_locked_until are the
+ *   same for a known device, which the account's delay does not hold (decision 146).
  */
 export function createSigninDevices(_dialect: Dialect): Migration {
   return {
@@ -23,6 +25,9 @@ export function createSigninDevices(_dialect: Dialect): Migration {
         .addColumn('account_digest', 'text', (col) => col.notNull())
         .addColumn('remembered_at', 'bigint', (col) => col.notNull())
         .addColumn('known_until', 'bigint', (col) => col.notNull())
+        .addColumn('code_failures', 'integer', (col) => col.notNull().defaultTo(0))
+        .addColumn('code_failures_at', 'bigint')
+        .addColumn('codes_locked_until', 'bigint')
         .addPrimaryKeyConstraint('signin_devices_pk', ['token_digest', 'account_digest'])
         .execute();
       await db.schema
@@ -35,10 +40,12 @@ export function createSigninDevices(_dialect: Dialect): Migration {
         .alterTable('totp_factors')
         .addColumn('failures', 'integer', (col) => col.notNull().defaultTo(0))
         .execute();
+      await db.schema.alterTable('totp_factors').addColumn('failures_at', 'bigint').execute();
       await db.schema.alterTable('totp_factors').addColumn('locked_until', 'bigint').execute();
     },
     async down(db: Kysely<unknown>) {
       await db.schema.alterTable('totp_factors').dropColumn('locked_until').execute();
+      await db.schema.alterTable('totp_factors').dropColumn('failures_at').execute();
       await db.schema.alterTable('totp_factors').dropColumn('failures').execute();
       await db.schema.alterTable('signin_attempts').dropColumn('device').execute();
       await db.schema.dropTable('signin_devices').execute();

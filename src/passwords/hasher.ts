@@ -59,23 +59,26 @@ export type HashTimer = (seconds: number) => void;
 /**
  * Who a hash is for. `signin`: checking a password at sign-in (POST /api/signin, /api/sessions).
  * `account`: everything else (registration, password changes and resets, present-password
- * checks, the admin CLI), which may hold only part of the slots and of the queue, so a flood of
- * registrations cannot keep people from signing in, nor a sign-in storm keep them from registering.
+ * checks, the admin CLI). Each lane has its own part of the queue and is owed part of the slots,
+ * so a flood of registrations cannot keep people from signing in, nor a sign-in storm keep them
+ * from registering.
  */
 export type HashLane = 'signin' | 'account';
 
 /** The slots and queue places of each lane, from HASH_CONCURRENCY, HASH_QUEUE_LIMIT and HASH_SIGNIN_SHARE. */
 export function hashLanes(params: PasswordHashConfig): Array<[HashLane, LaneLimits]> {
   const share = (params.signinSharePercent ?? DEFAULT_SIGNIN_SHARE_PERCENT) / 100;
-  // Sign-in is owed at least one slot; the rest is the account lane's own, and the account lane
-  // may always run one hash, even on a single slot (where sign-ins still go first).
+  // Sign-in is owed at least one slot; the rest is the account lane's own. Either lane may borrow
+  // the other's idle slots: a slot that frees goes first to a lane below what it is owed, so a
+  // sign-in waits for at most the hash that is ending, while registrations alone still use every
+  // core (capping them at their share halved their rate in npm run bench: decision 161).
   const signinSlots = Math.min(params.concurrency, Math.max(1, Math.ceil(params.concurrency * share)));
   const accountSlots = params.concurrency - signinSlots;
   const signinQueue = Math.max(1, Math.ceil(params.queueLimit * share));
   const accountQueue = Math.max(1, params.queueLimit - signinQueue);
   return [
     ['signin', { guaranteed: signinSlots, max: params.concurrency, maxWaiting: signinQueue }],
-    ['account', { guaranteed: accountSlots, max: Math.max(1, accountSlots), maxWaiting: accountQueue }],
+    ['account', { guaranteed: accountSlots, max: params.concurrency, maxWaiting: accountQueue }],
   ];
 }
 

@@ -291,16 +291,20 @@ describeEachStore('TOTP second factor', (store) => {
     const u = await withTotp(t);
     tick();
     const code = totpAt(u.secret, clock.now);
-    const statuses = async (c: string) =>
+    const statuses = async (who: { email: string; password: string }, c: string) =>
       (
         await Promise.all(
-          Array.from({ length: 4 }, () => signinWith(t, { email: u.email, password: u.password, code: c })),
+          Array.from({ length: 4 }, () =>
+            signinWith(t, { email: who.email, password: who.password, code: c }),
+          ),
         )
       )
         .map((r) => r.statusCode)
         .sort();
-    assert.deepEqual(await statuses(code), [200, 401, 401, 401]);
-    assert.deepEqual(await statuses(u.recoveryCodes[0]!), [200, 401, 401, 401]);
+    assert.deepEqual(await statuses(u, code), [200, 401, 401, 401]);
+    // Another account: the replays above count as wrong codes, and a few more would start a delay.
+    const v = await withTotp(t);
+    assert.deepEqual(await statuses(v, v.recoveryCodes[0]!), [200, 401, 401, 401]);
   });
 
   test('ISSUE 14: one step of clock drift either way is accepted, two are not', async () => {

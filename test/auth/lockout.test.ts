@@ -343,4 +343,31 @@ describeEachStore('No malicious lockout: known devices, networks, the reset flow
       429,
     );
   });
+  test('ISSUE 25: an app on a CORS_ORIGINS origin may send Usher-Device and read it back', async () => {
+    const origin = 'https://app.example.com';
+    const cors = await startApp(store, 'b', { throttle, corsOrigins: [origin] });
+    try {
+      const preflight = await cors.inject({
+        method: 'OPTIONS',
+        url: '/api/sessions',
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type,usher-device',
+        },
+      });
+      assert.match(String(preflight.headers['access-control-allow-headers']), /usher-device/i);
+      const u = await register(cors);
+      const signedIn = await cors.inject({
+        method: 'POST',
+        url: '/api/sessions',
+        headers: { origin, 'content-type': 'application/json' },
+        payload: JSON.stringify({ email: u.email, password: u.password }),
+      });
+      assert.equal(signedIn.statusCode, 201);
+      assert.match(String(signedIn.headers['access-control-expose-headers']), /usher-device/i);
+    } finally {
+      await cors.close();
+    }
+  });
 });

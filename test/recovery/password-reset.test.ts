@@ -330,6 +330,24 @@ describeEachStore('password reset', (store) => {
     assert.equal(new Set(tokens).size, 3);
   });
 
+  test('ISSUE 25: asks from one IPv6 /64 count together, whatever /128 each comes from', async () => {
+    const t = await startWith({ passwordReset: { ...DEFAULTS.passwordReset, perAddress: 3 } });
+    try {
+      const prefix = `2001:db8:${Date.now().toString(16).slice(-4)}:25`;
+      for (let i = 1; i <= 3; i++) {
+        assertAccepted(
+          await forgot(t, `absent${i}.${Date.now()}@example.com`, `${prefix}::${i}`),
+          `ask ${i}`,
+        );
+      }
+      const res = await forgot(t, `absent4.${Date.now()}@example.com`, `${prefix}:ffff::4`);
+      assert.equal(res.statusCode, 429, res.body);
+      assertAccepted(await forgot(t, `absent5.${Date.now()}@example.com`, `${prefix}1::5`), 'another /64');
+    } finally {
+      await t.close();
+    }
+  });
+
   test('more than perAddress asks from one address: 429 TOO_MANY_REQUESTS with Retry-After, and nothing recorded', async () => {
     const t = await startWith({ passwordReset: { ...DEFAULTS.passwordReset, perAddress: 3 } });
     try {

@@ -232,6 +232,27 @@ describeEachStore('registration limits', (store) => {
     }
   });
 
+  test('ISSUE 25: networks over their own limit do not hold the process-wide slots: their registrations are refused (429) without one, and others still register', async () => {
+    const t = await startApp(
+      store,
+      'b',
+      limits({ concurrent: 2, perAddress: 1, concurrentPerAddress: 1000 }),
+    );
+    const net = freshNet();
+    try {
+      const spent = Array.from({ length: 8 }, (_, i) => net(i + 1));
+      for (const address of spent) assertCreated(await registerFrom(t, address), 'b', 'the one each may');
+      // Each spent network keeps sending; a newcomer's registration arrives behind all of them.
+      const flood = spent.flatMap((address) => Array.from({ length: 5 }, () => registerFrom(t, address)));
+      const newcomer = registerFrom(t, net(200));
+      const results = await Promise.all(flood);
+      for (const r of results) assertRefused(r, 429, 'a spent network');
+      assertCreated(await newcomer, 'b', 'the newcomer');
+    } finally {
+      await t.close();
+    }
+  });
+
   test('ISSUE 25: the attack: 150 simultaneous registrations from one address, then more one by one, with the default limits make at most REGISTRATION_MAX_PER_ADDRESS accounts', async () => {
     const defaults = loadConfig({}).registration;
     const t = await startApp(store, 'b', { registration: defaults });

@@ -1,5 +1,5 @@
 import type { Kysely, QueryCreator } from 'kysely';
-import { runPrepared, type SlottedQuery, slotted } from '../db/prepared.ts';
+import { positionsOf, runPrepared, type SlottedQuery, slotted } from '../db/prepared.ts';
 import type { Tables } from '../db/schema.ts';
 import { type TotpFactor, toTotpFactor } from '../mfa/repository.ts';
 import { type NewSession, sessionRow } from '../sessions/repository.ts';
@@ -56,33 +56,27 @@ export class SigninRepository {
       this.#db
         .selectFrom('users')
         .leftJoin('totp_factors', 'totp_factors.user_id', 'users.id')
-        .select([
-          ...USER_COLUMNS.map((column) => `users.${column}` as const),
-          'users.password_hash',
-          'totp_factors.user_id as totp_user_id',
-          'totp_factors.secret_sealed',
-          'totp_factors.confirmed_at',
-          'totp_factors.last_step',
-        ])
+        .select([...USER_COLUMNS.map((column) => `users.${column}` as const), ...SIGNER_COLUMNS])
         .where('users.email_key', '=', s.emailKey),
     );
     const rows = await runPrepared(this.#db, this.#signer.query, this.#signer.parameters({ emailKey }));
     const row = rows[0];
     if (!row) return undefined;
-    // The user's columns come first, then the rest of the select list.
-    const rest = row.slice(USER_COLUMNS.length) as unknown as SignerRest;
-    const [passwordHash, totpUserId, sealed, confirmedAt, lastStep] = rest;
+    // The user's columns come first, then SIGNER_COLUMNS, each at its position there.
+    const at = (column: keyof typeof SIGNER_AT) => row[USER_COLUMNS.length + SIGNER_AT[column]];
+    const totpUserId = at('totp_user_id') as bigint | null;
+    const sealed = at('secret_sealed') as string | null;
     return {
       user: userOfTuple(row),
-      passwordHash,
+      passwordHash: at('password_hash') as string,
       totp:
         totpUserId === null || sealed === null
           ? undefined
           : toTotpFactor({
               user_id: totpUserId,
               secret_sealed: sealed,
-              confirmed_at: confirmedAt,
-              last_step: lastStep,
+              confirmed_at: at('confirmed_at') as Date | null,
+              last_step: at('last_step') as bigint | number | null,
             }),
     };
   }
@@ -177,14 +171,15 @@ const GRANT_SLOTS = [
 ] as const;
 type GrantSlot = (typeof GRANT_SLOTS)[number];
 
-/** findSigner's columns after the user's, in order. */
-type SignerRest = readonly [
-  passwordHash: string,
-  totpUserId: bigint | null,
-  secretSealed: string | null,
-  confirmedAt: Date | null,
-  lastStep: bigint | number | null,
-];
+/** findSigner's columns after the user's; its reader takes each at its position here. */
+const SIGNER_COLUMNS = [
+  'users.password_hash',
+  'totp_factors.user_id as totp_user_id',
+  'totp_factors.secret_sealed',
+  'totp_factors.confirmed_at',
+  'totp_factors.last_step',
+] as const;
+const SIGNER_AT = positionsOf(SIGNER_COLUMNS);
 
 /**
  * The session insert, as INSERT … SELECT from the user's row when it still has `passwordHash`:

@@ -108,3 +108,29 @@ export function slotted<K extends string>(
     parameters: (values) => order.map((p) => ('slot' in p ? values[p.slot!] : p.constant)),
   };
 }
+
+/** The name a select-list entry comes back under: `t.col as name` → name, `t.col` → col. */
+export type OutputName<S extends string> = S extends `${string} as ${infer A}`
+  ? A
+  : S extends `${string}.${infer C}`
+    ? C
+    : S;
+
+/** Each output name of a select list to its position in the row's values. */
+export type Positions<C extends readonly string[]> = { readonly [K in OutputName<C[number]>]: number };
+
+/**
+ * The position of each column of a select list written once as a constant, for readers of the
+ * direct path's tuples: the list the query selects and the positions its reader reads come from
+ * the same array, so a column moved in the list moves its position, and one removed from it
+ * stops the type check at every read of it (issue 26).
+ */
+export function positionsOf<const C extends readonly string[]>(columns: C): Positions<C> {
+  const positions: Record<string, number> = {};
+  columns.forEach((column, i) => {
+    const as = column.lastIndexOf(' as ');
+    const dot = column.lastIndexOf('.');
+    positions[as !== -1 ? column.slice(as + 4) : column.slice(dot + 1)] = i;
+  });
+  return Object.freeze(positions) as Positions<C>;
+}

@@ -1,5 +1,5 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
-import { type NamedQuery, named, runPrepared, type Tuple } from '../db/prepared.ts';
+import { type NamedQuery, named, positionsOf, runPrepared, type Tuple } from '../db/prepared.ts';
 import { type SessionsTable, type Tables, timestamp, type UsersTable } from '../db/schema.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 
@@ -34,38 +34,39 @@ export interface Liveness {
   idleSince: Date;
 }
 
-/** The session query's select list in order, as the direct path (db/prepared.ts) returns it. */
-type FoundRow = readonly [
-  publicId: string,
-  userId: bigint,
-  createdAt: Date,
-  lastSeenAt: Date,
-  expiresAt: Date,
-  ownerEmail: string,
-  ownerName: string,
-  ownerCreatedAt: Date,
-  ownerEmailVerifiedAt: Date | null,
-];
+/** The session query's select list; its reader takes each value at its position in it. */
+const FOUND_COLUMNS = [
+  'sessions.public_id',
+  'sessions.user_id',
+  'sessions.created_at',
+  'sessions.last_seen_at',
+  'sessions.expires_at',
+  'users.email as owner_email',
+  'users.name as owner_name',
+  'users.created_at as owner_created_at',
+  'users.email_verified_at as owner_email_verified_at',
+] as const;
+const FOUND = positionsOf(FOUND_COLUMNS);
 
 /** The session query's first row as a record, or undefined. */
 function sessionOfRows(rows: readonly Tuple[]): SessionRecord | undefined {
-  const row = rows[0] as FoundRow | undefined;
-  return (
-    row && {
-      id: row[0],
-      userId: row[1],
-      createdAt: row[2],
-      lastSeenAt: row[3],
-      expiresAt: row[4],
-      owner: {
-        id: row[1],
-        email: row[5],
-        name: row[6],
-        created_at: row[7],
-        email_verified_at: row[8],
-      },
-    }
-  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const userId = row[FOUND.user_id] as bigint;
+  return {
+    id: row[FOUND.public_id] as string,
+    userId,
+    createdAt: row[FOUND.created_at] as Date,
+    lastSeenAt: row[FOUND.last_seen_at] as Date,
+    expiresAt: row[FOUND.expires_at] as Date,
+    owner: {
+      id: userId,
+      email: row[FOUND.owner_email] as string,
+      name: row[FOUND.owner_name] as string,
+      created_at: row[FOUND.owner_created_at] as Date,
+      email_verified_at: row[FOUND.owner_email_verified_at] as Date | null,
+    },
+  };
 }
 
 export interface NewSession {
@@ -108,17 +109,7 @@ export class SessionsRepository {
       this.#db
         .selectFrom('sessions')
         .innerJoin('users', 'users.id', 'sessions.user_id')
-        .select([
-          'sessions.public_id',
-          'sessions.user_id',
-          'sessions.created_at',
-          'sessions.last_seen_at',
-          'sessions.expires_at',
-          'users.email as owner_email',
-          'users.name as owner_name',
-          'users.created_at as owner_created_at',
-          'users.email_verified_at as owner_email_verified_at',
-        ])
+        .select(FOUND_COLUMNS)
         .where('sessions.token_hash', '=', '')
         .compile(),
     );

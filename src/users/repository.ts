@@ -27,6 +27,25 @@ export function toUser(row: UserRow): User {
 /** USER_COLUMNS' values in order, as the direct path (db/prepared.ts) returns them. */
 type Columns<C extends readonly (keyof UserRow)[]> = { readonly [K in keyof C]: UserRow[C[K]] };
 type UserTuple = Columns<typeof USER_COLUMNS>;
+/** The position of `V` in the tuple `T`, as a literal type. */
+type IndexOf<T extends readonly unknown[], V, Seen extends unknown[] = []> = T extends readonly [
+  infer Head,
+  ...infer Rest,
+]
+  ? Head extends V
+    ? Seen['length']
+    : IndexOf<Rest, V, [...Seen, Head]>
+  : never;
+const userAt = <K extends (typeof USER_COLUMNS)[number]>(column: K) =>
+  USER_COLUMNS.indexOf(column) as IndexOf<typeof USER_COLUMNS, K>;
+/** Each column's position in USER_COLUMNS, typed as that position, so each value keeps its type. */
+const USER_AT = {
+  id: userAt('id'),
+  email: userAt('email'),
+  name: userAt('name'),
+  created_at: userAt('created_at'),
+  email_verified_at: userAt('email_verified_at'),
+};
 
 /**
  * A user from USER_COLUMNS' values at the start of a tuple (a query may select more after them):
@@ -35,7 +54,13 @@ type UserTuple = Columns<typeof USER_COLUMNS>;
  */
 export function userOfTuple(tuple: Tuple): User {
   const row = tuple as UserTuple;
-  return { id: row[0], email: row[1], name: row[2], createdAt: row[3], emailVerified: row[4] !== null };
+  return {
+    id: row[USER_AT.id],
+    email: row[USER_AT.email],
+    name: row[USER_AT.name],
+    createdAt: row[USER_AT.created_at],
+    emailVerified: row[USER_AT.email_verified_at] !== null,
+  };
 }
 
 const firstUser = (rows: readonly Tuple[]): User | undefined => {

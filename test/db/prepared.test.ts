@@ -7,12 +7,23 @@ import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { SigninRepository } from '../../src/auth/signin-repository.ts';
 import type { Database } from '../../src/db/database.ts';
-import { runPrepared, slotted } from '../../src/db/prepared.ts';
+import { positionsOf, runPrepared, slotted } from '../../src/db/prepared.ts';
 import { SessionsRepository } from '../../src/sessions/repository.ts';
 import { UsersRepository } from '../../src/users/repository.ts';
 import { register, signIn, startApp, type TestApp } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { describeEachStore, type Store } from '../helpers/stores.ts';
+
+test('ISSUE 26: positionsOf names each select-list entry by what it comes back as, at its place in the list', () => {
+  const at = positionsOf([
+    'sessions.public_id',
+    'users.email as owner_email',
+    'name',
+    'users.created_at',
+  ] as const);
+  assert.deepEqual({ ...at }, { public_id: 0, owner_email: 1, name: 2, created_at: 3 });
+  assert.ok(Object.isFrozen(at));
+});
 
 describeEachStore('Hot lookups: direct and through Kysely', (store: Store) => {
   let t: TestApp;

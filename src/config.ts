@@ -114,6 +114,8 @@ export interface Config {
     /** Registrations being worked on at once in this process, from anywhere; more get 503. */
     concurrent: number;
   };
+  /** Passkey sign-in options per client address per window (each stores a challenge); more get 429. */
+  passkeyOptions: { perAddress: number; windowMs: number };
   emailChange: {
     /** Email changes per account per window; more get 429. */
     perAccount: number;
@@ -448,6 +450,10 @@ export function loadConfig(env: Env = process.env): Config {
       windowMs: 15 * 60 * 1000,
       concurrentPerAddress: integer(env, 'REGISTRATION_MAX_CONCURRENT_PER_ADDRESS', 2, 1, 10_000),
       concurrent: integer(env, 'REGISTRATION_MAX_CONCURRENT', 16, 1, 10_000),
+    },
+    passkeyOptions: {
+      perAddress: integer(env, 'PASSKEY_OPTIONS_MAX_PER_ADDRESS', 100, 1, 1_000_000),
+      windowMs: 15 * 60 * 1000,
     },
     emailChange: {
       perAccount: integer(env, 'EMAIL_CHANGE_MAX_PER_ACCOUNT', 3, 1, 1000),

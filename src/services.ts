@@ -28,7 +28,7 @@ import { RecoveryService } from './recovery/service.ts';
 import { SessionsRepository } from './sessions/repository.ts';
 import { type Clock, SessionService } from './sessions/service.ts';
 import { AccountTokensRepository } from './tokens/repository.ts';
-import { EmailChangeLimits, RegistrationLimits } from './users/limits.ts';
+import { EmailChangeLimits, PasskeyOptionsLimits, RegistrationLimits } from './users/limits.ts';
 import { LimitEventsRepository } from './users/limits-repository.ts';
 import { Reauthentication } from './users/reauth.ts';
 import { UsersRepository } from './users/repository.ts';
@@ -77,6 +77,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
   const usersLimits = {
     registration: new RegistrationLimits(config.registration, repos.limits, now),
     emailChange: new EmailChangeLimits(config.emailChange, repos.limits, now),
+    passkeyOptions: new PasskeyOptionsLimits(config.passkeyOptions, repos.limits, now),
   };
   const sessions = new SessionService(repos.sessions, config.session, now);
   const throttle = new SigninThrottle({
@@ -121,6 +122,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
     reauth,
     relyingParty: relyingParty(config.publicUrl),
     requireVerifiedEmail: config.requireVerifiedEmail,
+    optionsLimit: usersLimits.passkeyOptions,
     now,
   });
   const totp = new TotpService({
@@ -177,6 +179,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
         passkeys.purgeExpired(),
         usersLimits.registration.purge(),
         usersLimits.emailChange.purge(),
+        usersLimits.passkeyOptions.purge(),
         repos.outbox.purgeFinished(new Date(now() - FINISHED_MAIL_KEPT_MS)),
       ]);
     },

@@ -73,7 +73,7 @@ export interface ResetRequestsTable {
   done: ColumnType<bigint | number, number | undefined, number>;
 }
 
-export type LimitScope = 'registration' | 'email-change' | 'email-change-mail';
+export type LimitScope = 'registration' | 'email-change' | 'email-change-mail' | 'passkey-options';
 
 /** One counted event of a limit kept in the shared database (users/limits.ts). */
 export interface LimitEventsTable {

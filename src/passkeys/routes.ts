@@ -258,15 +258,20 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
         summary: 'Options for navigator.credentials.get(): sign in with a passkey',
         operationId: 'passkeySigninOptions',
         description:
-          'PublicKeyCredentialRequestOptions as JSON, with an empty allowCredentials (discoverable passkeys). The challenge is good once, for 5 minutes, on any instance.',
+          'PublicKeyCredentialRequestOptions as JSON, with an empty allowCredentials (discoverable passkeys). The challenge is good once, for 5 minutes, on any instance. Each ask stores a challenge, so asks are limited per client address (PASSKEY_OPTIONS_MAX_PER_ADDRESS per 15 minutes; then 429 TOO_MANY_REQUESTS).',
         response: {
           200: success(OptionsSchema('PublicKeyCredentialRequestOptionsJSON'), 'The options.'),
-          ...failures([]),
+          ...failures(['TOO_MANY_REQUESTS'], {
+            notes: {
+              TOO_MANY_REQUESTS:
+                'Too many options asked from this client address (PASSKEY_OPTIONS_MAX_PER_ADDRESS, 100 per 15 minutes by default).',
+            },
+          }),
         },
       },
       config: { noStore: true },
     },
-    async () => passkeys.signinOptions(),
+    async (request) => passkeys.signinOptions({ address: request.ip }),
   );
 
   app.post(

@@ -12,6 +12,7 @@ import type { MailService } from '../mail/service.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession, Clock, SessionService, StartedSession } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
+import type { PasskeyOptionsLimits } from '../users/limits.ts';
 import { FRESH_SIGNIN_MS, type Reauthentication } from '../users/reauth.ts';
 import { toUser, type UsersRepository } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
@@ -101,6 +102,7 @@ export class PasskeyService {
   readonly #rp: RelyingParty;
   readonly #requireVerifiedEmail: boolean;
   readonly #now: Clock;
+  readonly #optionsLimit: Pick<PasskeyOptionsLimits, 'take'>;
   readonly #accountMail: AccountMail;
   readonly #mail: Pick<MailService, 'wake'>;
   readonly #reauth: Reauthentication;
@@ -115,8 +117,11 @@ export class PasskeyService {
     transaction: InTransaction<PasskeyTransactionRepositories>;
     relyingParty: RelyingParty;
     requireVerifiedEmail: boolean;
+    /** The per-address limit on sign-in options (users/limits.ts). */
+    optionsLimit: Pick<PasskeyOptionsLimits, 'take'>;
     now: Clock;
   }) {
+    this.#optionsLimit = options.optionsLimit;
     this.#passkeys = options.passkeys;
     this.#users = options.users;
     this.#sessions = options.sessions;
@@ -270,7 +275,9 @@ export class PasskeyService {
   }
 
   /** Request options for a passwordless sign-in: no allowCredentials, any discoverable passkey. */
-  async signinOptions(): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  async signinOptions(client: { address: string }): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    // Each ask stores a challenge: counted per client address before anything is stored.
+    await this.#optionsLimit.take(client.address);
     const { generateAuthenticationOptions } = await library();
     const options = await generateAuthenticationOptions({
       rpID: this.#rp.id,

@@ -202,3 +202,38 @@ export class EmailChangeLimits {
     return this.#window.purge(['email-change', 'email-change-mail']);
   }
 }
+
+export interface PasskeyOptionsPolicy {
+  /** Passkey sign-in options (each one stores a challenge) per client address per window. */
+  perAddress: number;
+  windowMs: number;
+}
+
+/**
+ * Asks for passkey sign-in options, per client address: each ask stores a challenge row until it
+ * expires, so without a limit one client could fill the table (issue 26).
+ */
+export class PasskeyOptionsLimits {
+  readonly #policy: PasskeyOptionsPolicy;
+  readonly #window: WindowLimits;
+
+  constructor(policy: PasskeyOptionsPolicy, events: LimitEventsRepository, now: () => number) {
+    this.#policy = policy;
+    this.#window = new WindowLimits(events, policy.windowMs, now);
+  }
+
+  async take(address: string): Promise<void> {
+    const verdict = await this.#window.take([
+      { scope: 'passkey-options', subject: addressKey(address), limit: this.#policy.perAddress },
+    ]);
+    if ('retryAfterSeconds' in verdict)
+      throw tooMany(
+        'Too many passkey sign-in options asked from this address; try again later.',
+        verdict.retryAfterSeconds,
+      );
+  }
+
+  purge(): Promise<void> {
+    return this.#window.purge(['passkey-options']);
+  }
+}

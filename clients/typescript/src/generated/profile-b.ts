@@ -273,7 +273,7 @@ export interface paths {
         put?: never;
         /**
          * Options for navigator.credentials.get(): sign in with a passkey
-         * @description PublicKeyCredentialRequestOptions as JSON, with an empty allowCredentials (discoverable passkeys). The challenge is good once, for 5 minutes, on any instance.
+         * @description PublicKeyCredentialRequestOptions as JSON, with an empty allowCredentials (discoverable passkeys). The challenge is good once, for 5 minutes, on any instance. Each ask stores a challenge, so asks are limited per client address (PASSKEY_OPTIONS_MAX_PER_ADDRESS per 15 minutes; then 429 TOO_MANY_REQUESTS).
          */
         post: operations["passkeySigninOptions"];
         delete?: never;
@@ -2365,6 +2365,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `TOO_MANY_REQUESTS`: Too many options asked from this client address (PASSKEY_OPTIONS_MAX_PER_ADDRESS, 100 per 15 minutes by default). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
             /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */

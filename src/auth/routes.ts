@@ -8,7 +8,7 @@ import { type Authenticator, currentSession, DEVICE_HEADER } from '../sessions/g
 import { SessionComponent, sessionBody, TOKEN_MAX } from '../sessions/schemas.ts';
 import { AppError } from '../shared/errors.ts';
 import { component, failures, success } from '../shared/schemas.ts';
-import { decorateSigninRequests, signinAudit } from './audit.ts';
+import { decorateSigninRequests, signinAudit, signinFailureStatus } from './audit.ts';
 import type { AuthService, SigninOutcome } from './service.ts';
 
 // Unused fields are ignored (CONTRACT), but a field that is there must be a string: no coercion.
@@ -65,13 +65,6 @@ export interface AuthRoutesOptions {
 }
 
 type Success = Extract<SigninOutcome, { ok: true }>;
-
-/** The status each refusal is answered with. */
-function failureStatus(reason: Extract<SigninOutcome, { ok: false }>['reason']): number {
-  if (reason === 'throttled') return 429;
-  if (reason === 'unverified') return 403;
-  return 401;
-}
 
 /** POST /api/sessions' answer; named per profile since it holds the profile's user. */
 const tokenSessionFor = (profile: WireProfile) =>
@@ -137,7 +130,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
       request.signinMethod = outcome.method;
     } else if (outcome.reason !== 'throttled') request.signinUserId = outcome.userId ?? null;
     // Judged: recorded now, whether or not the client is still there for the answer.
-    audit.record(request, outcome.ok ? successStatus : failureStatus(outcome.reason));
+    audit.record(request, outcome.ok ? successStatus : signinFailureStatus(outcome.reason));
     if (!outcome.ok) {
       if (outcome.reason === 'throttled') {
         throw new AppError('SIGNIN_FAILED', signinMessage(429), 429, {

@@ -166,7 +166,7 @@ export class AuthService {
         gate = attempt.device.known
           ? {
               kind: 'device',
-              tokenDigest: attempt.device.digest,
+              tokenDigest: attempt.device.sent!.digest,
               accountDigest: attempt.forgiveness.accountDigest,
             }
           : { kind: 'account', userId: found.user.id };
@@ -187,9 +187,14 @@ export class AuthService {
     }
     // The hash was read before this request waited for a hashing slot: the password may have
     // changed, or the account gone, since. The session is only created against the same hash.
+    // The token the client is to be known by, made only for a sign-in that can succeed.
+    const device =
+      found && verified && this.#throttle.devicesOn
+        ? this.#throttle.deviceToRemember(attempt.device)
+        : undefined;
     const started =
       found && verified
-        ? await this.#startIfHash(found.user, found.passwordHash, userAgent, match, gate, attempt)
+        ? await this.#startIfHash(found.user, found.passwordHash, userAgent, match, gate, attempt, device)
         : undefined;
     if (started === 'code-spent') {
       await attempt.failed();
@@ -208,7 +213,7 @@ export class AuthService {
       user: found.user,
       started,
       method: match?.kind ?? 'password',
-      deviceToken: this.#throttle.devicesOn ? attempt.device.token : undefined,
+      deviceToken: device?.token,
     };
   }
 
@@ -227,12 +232,15 @@ export class AuthService {
     match: CodeMatch | undefined,
     gate: CodeGate,
     attempt: Attempt,
+    device: { digest: string } | undefined,
   ): Promise<StartedSession | 'code-spent' | undefined> {
     const { row, started } = this.#sessions.issue(user.id, userAgent);
     const now = row.now.getTime();
-    const remember = this.#throttle.devicesOn
-      ? { tokenDigest: attempt.device.digest, now, expiresAt: this.#throttle.deviceExpiry(now) }
-      : undefined;
+    const remember = device && {
+      tokenDigest: device.digest,
+      now,
+      expiresAt: this.#throttle.deviceExpiry(now),
+    };
     const grant = { session: row, passwordHash, forgive: attempt.forgiveness, remember };
     if (!match) return (await this.#signins.grantSession(grant)) ? started : undefined;
     return this.#transaction(async (repos) => {

@@ -34,11 +34,10 @@ export interface ThrottlePolicy {
   deviceTtlMs: number;
 }
 
-/** The device a sign-in came from, and the token it is to be remembered by if it succeeds. */
+/** The device a sign-in came from, as far as its token tells. */
 export interface AttemptDevice {
-  /** The token to hand the client (the one it sent, when it sent a well-formed one; else new). */
-  token: string;
-  digest: string;
+  /** The well-formed device token the client sent, and its digest; undefined when it sent none. */
+  sent: { token: string; digest: string } | undefined;
   /** Whether the account knew this device when the attempt began. */
   known: boolean;
 }
@@ -75,8 +74,8 @@ const UNLIMITED = 2_147_483_647;
 /** 256 random bits, base64url: the only form of device token accepted. */
 const DEVICE_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 const deviceDigest = (token: string) => createHash('sha256').update(token).digest('hex');
-
-export { accountDigest };
+const sentDevice = (token: string | undefined) =>
+  token !== undefined && DEVICE_TOKEN.test(token) ? { token, digest: deviceDigest(token) } : undefined;
 
 /**
  * Sign-in throttling (CONTRACT "Sign-in throttling") over attempts stored in the shared database.
@@ -139,7 +138,7 @@ export class SigninThrottle {
     const at = {
       accountDigest: digest,
       address: network,
-      device: device.known ? device.digest : null,
+      device: device.known ? device.sent!.digest : null,
       now,
       since,
     };
@@ -162,13 +161,19 @@ export class SigninThrottle {
 
   /** The client's device: known to the account when its token is one the account remembers. */
   async #device(token: string | undefined, account: string, now: number): Promise<AttemptDevice> {
-    if (token !== undefined && DEVICE_TOKEN.test(token)) {
-      const digest = deviceDigest(token);
-      const known = this.#policy.deviceTtlMs > 0 && (await this.#devices.isKnown(digest, account, now));
-      return { token, digest, known };
-    }
-    const fresh = randomBytes(32).toString('base64url');
-    return { token: fresh, digest: deviceDigest(fresh), known: false };
+    const sent = sentDevice(token);
+    if (!sent || !this.devicesOn) return { sent, known: false };
+    return { sent, known: await this.#devices.isKnown(sent.digest, account, now) };
+  }
+
+  /**
+   * The token a device is to be remembered by: the one it sent, or a new one (made only now, for
+   * a sign-in that succeeded, not for every attempt).
+   */
+  deviceToRemember(device: AttemptDevice): { token: string; digest: string } {
+    if (device.sent) return device.sent;
+    const token = randomBytes(32).toString('base64url');
+    return { token, digest: deviceDigest(token) };
   }
 
   /** When a device remembered now stops being known. */
@@ -193,11 +198,10 @@ export class SigninThrottle {
   async rememberDevice(accountKey: string, deviceToken: string | undefined): Promise<string | undefined> {
     if (!this.devicesOn) return undefined;
     const now = this.#now();
-    const digest = accountDigest(accountKey);
-    const device = await this.#device(deviceToken, digest, now);
+    const device = this.deviceToRemember({ sent: sentDevice(deviceToken), known: false });
     await this.#devices.remember({
       tokenDigest: device.digest,
-      accountDigest: digest,
+      accountDigest: accountDigest(accountKey),
       now,
       expiresAt: this.deviceExpiry(now),
     });

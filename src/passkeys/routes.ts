@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { Type } from 'typebox';
-import { decorateSigninRequests, signinAudit } from '../auth/audit.ts';
+import { decorateSigninRequests, signinAudit, signinFailureStatus } from '../auth/audit.ts';
 import type { ErrorRenderer } from '../plugins/errors.ts';
 import type { Metrics } from '../plugins/metrics.ts';
 import { SIGNIN_NOTES, type WireProfile } from '../profiles/index.ts';
@@ -315,12 +315,10 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
       );
       request.signinUserId = outcome.ok ? outcome.user.id : (outcome.userId ?? null);
       if (outcome.ok) request.signinMethod = 'passkey';
+      const status = outcome.ok ? 200 : signinFailureStatus(outcome.reason);
       // Judged: recorded now, whether or not the client is still there for the answer.
-      audit.record(request, outcome.ok ? 200 : outcome.reason === 'unverified' ? 403 : 401);
-      if (!outcome.ok) {
-        if (outcome.reason === 'unverified') throw new AppError('SIGNIN_FAILED', signinMessage(403), 403);
-        throw new AppError('SIGNIN_FAILED', signinMessage(401), 401);
-      }
+      audit.record(request, status);
+      if (!outcome.ok) throw new AppError('SIGNIN_FAILED', signinMessage(status), status);
       guard.setCookie(request, reply, outcome.started.token);
       return profile.signinSuccess(outcome.user);
     },

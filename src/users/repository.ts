@@ -166,6 +166,11 @@ export class UsersRepository {
     }
   }
 
+  async #emailKeyOf(id: bigint): Promise<{ email_key: string } | undefined> {
+    const query = this.#db.selectFrom('users').select('email_key').where('id', '=', id);
+    return (this.#options.rowLocks ? query.forUpdate() : query).executeTakeFirst();
+  }
+
   /**
    * Known devices (auth/device-repository.ts) are stored by the digest of the email, which the
    * sign-in throttle knows before any account is read. They belong to the account, not to the
@@ -242,11 +247,9 @@ export class UsersRepository {
    */
   async update(id: bigint, changes: UserChanges): Promise<User | undefined> {
     try {
-      const before = await this.#db
-        .selectFrom('users')
-        .select('email_key')
-        .where('id', '=', id)
-        .executeTakeFirst();
+      // A new email takes the account's known devices along: the key they are stored under is
+      // read in this transaction, locked on PostgreSQL, so a concurrent change cannot strand them.
+      const before = changes.unverify ? await this.#emailKeyOf(id) : undefined;
       let query = this.#db
         .updateTable('users')
         .set({

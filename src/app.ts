@@ -2,15 +2,10 @@ import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { authComponents, authRoutes } from './auth/routes.ts';
-import { catalogRoutes, ProductComponent, ReviewComponent } from './catalog/routes.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
-import { HealthComponent, healthRoutes } from './health/routes.ts';
-import { mfaRoutes, RecoveryCodesComponent, TotpSetupComponent } from './mfa/routes.ts';
-import { pagesRoutes } from './pages/routes.ts';
-import { PasskeyComponent, passkeyRoutes } from './passkeys/routes.ts';
+import { FEATURES, type Feature, type FeatureContext } from './features.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
   errorsPlugin,
@@ -25,21 +20,14 @@ import { componentsPlugin, docsPlugin, openApiPlugin } from './plugins/openapi.t
 import { pipelinePlugin } from './plugins/pipeline.ts';
 import { lazyChildLogger } from './plugins/request-logger.ts';
 import { shutdownPlugin } from './plugins/shutdown.ts';
-import type { WireProfile } from './profiles/index.ts';
 import { wireProfile } from './profiles/index.ts';
-import { AcceptedComponent, recoveryRoutes } from './recovery/routes.ts';
-import { RestSupportComponent, restRoutes } from './rest/routes.ts';
 import { createServices } from './services.ts';
 import { Authenticator } from './sessions/guard.ts';
 import { sessionPlugin } from './sessions/plugin.ts';
-import { sessionsRoutes } from './sessions/routes.ts';
-import { SessionComponent, SessionListItemComponent } from './sessions/schemas.ts';
 import type { Clock } from './sessions/service.ts';
 import { BackgroundLoop } from './shared/background.ts';
 import { BODY_LIMITS } from './shared/body-limits.ts';
 import type { App } from './shared/fastify.ts';
-import type { Component } from './shared/schemas.ts';
-import { usersRoutes } from './users/routes.ts';
 
 export interface AppOptions {
   /** Where log lines go (stdout by default); tests pass a stream to read them. */
@@ -48,6 +36,8 @@ export interface AppOptions {
   database?: Database;
   /** The clock of sessions and the throttle (tests move it instead of sleeping); Date.now by default. */
   clock?: Clock;
+  /** The features served (features.ts's FEATURES by default); tests add one of their own. */
+  features?: readonly Feature[];
 }
 
 const HOUSEKEEPING_INTERVAL_MS = 60 * 1000;
@@ -74,27 +64,9 @@ const REDACT = [
   'err.rawPacket',
 ];
 
-/** Every named shape the routes reference, for the document's components (plugins/openapi.ts). */
-function documentedComponents(profile: WireProfile): Component[] {
-  return [
-    profile.userComponent,
-    ...(profile.signinSuccessComponent ? [profile.signinSuccessComponent] : []),
-    ...authComponents(profile),
-    SessionComponent,
-    SessionListItemComponent,
-    PasskeyComponent,
-    TotpSetupComponent,
-    RecoveryCodesComponent,
-    AcceptedComponent,
-    ProductComponent,
-    ReviewComponent,
-    HealthComponent,
-    RestSupportComponent,
-  ];
-}
-
 /** Builds the whole service for a configuration; the server and the tests share it. */
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<App> {
+  const features = options.features ?? FEATURES;
   const app: App = Fastify({
     logger: {
       level: config.logLevel,
@@ -203,24 +175,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     profile: config.profile,
     publicUrl: config.publicUrl,
     contactUrl: config.contactUrl,
-    components: documentedComponents(profile),
+    components: features.flatMap((feature) => feature.components?.(profile) ?? []),
   });
   await app.register(metricsPlugin, { metrics });
 
-  await app.register(usersRoutes, { users: services.users, guard, profile, lookup: config.userLookup });
-  await app.register(authRoutes, { auth: services.auth, guard, profile, metrics });
-  await app.register(sessionsRoutes, { sessions: services.sessions, guard });
-  await app.register(passkeyRoutes, { passkeys: services.passkeys, guard, profile, metrics });
-  await app.register(mfaRoutes, { totp: services.totp });
-  await app.register(recoveryRoutes, {
-    recovery: services.recovery,
-    guard,
-    deviceTtlSeconds: services.auth.deviceTtlSeconds,
-  });
-  await app.register(catalogRoutes, { catalog: services.catalog });
-  if (profile.serves.restProbe) await app.register(restRoutes);
-  await app.register(healthRoutes, { database, schema });
-  await app.register(pagesRoutes);
+  const context: FeatureContext = { config, services, guard, profile, metrics, database, schema };
+  for (const feature of features) await feature.routes?.(app, context);
   await app.register(componentsPlugin);
   await app.register(docsPlugin);
 

@@ -27,6 +27,8 @@ import { ResetRequestsRepository } from './recovery/repository.ts';
 import { RecoveryService } from './recovery/service.ts';
 import { SessionsRepository } from './sessions/repository.ts';
 import { type Clock, SessionService } from './sessions/service.ts';
+import { SigninCore } from './signin/core.ts';
+import { SigninTicketsRepository } from './signin/ticket-repository.ts';
 import { AccountTokensRepository } from './tokens/repository.ts';
 import { EmailChangeLimits, PasskeyOptionsLimits, RegistrationLimits } from './users/limits.ts';
 import { LimitEventsRepository } from './users/limits-repository.ts';
@@ -38,6 +40,8 @@ export interface Services {
   hasher: PasswordHasher;
   users: UsersService;
   auth: AuthService;
+  /** The sign-in core every method ends in. */
+  core: SigninCore;
   sessions: SessionService;
   throttle: SigninThrottle;
   catalog: CatalogService;
@@ -69,6 +73,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
     attempts: new SigninAttemptsRepository(db),
     signins: new SigninRepository(db, { postgres }),
     limits: new LimitEventsRepository(db),
+    tickets: new SigninTicketsRepository(db),
   });
   const repos = repositories(database.db);
   const transaction = inTransaction(database.db, repositories);
@@ -106,25 +111,6 @@ export function createServices(config: Config, database: Database, now: Clock = 
     policy: config.passwordReset,
     now,
   });
-  const reauth = new Reauthentication({ users: repos.users, attempts: throttle, hasher, now });
-  const passkeys = new PasskeyService({
-    passkeys: new PasskeysRepository(database.db),
-    users: repos.users,
-    sessions,
-    transaction: inTransaction(database.db, (db) => ({
-      passkeys: new PasskeysRepository(db),
-      sessions: new SessionsRepository(db),
-      tokens: new AccountTokensRepository(db),
-      outbox: new OutboxRepository(db, { rowLocks }),
-    })),
-    accountMail,
-    mail,
-    reauth,
-    relyingParty: relyingParty(config.publicUrl),
-    requireVerifiedEmail: config.requireVerifiedEmail,
-    optionsLimit: usersLimits.passkeyOptions,
-    now,
-  });
   const totp = new TotpService({
     mfa: repos.mfa,
     users: repos.users,
@@ -134,6 +120,35 @@ export function createServices(config: Config, database: Database, now: Clock = 
     accountMail,
     mail,
     key: keySource(config.encryptionKey, config.databaseUrl),
+    now,
+  });
+  const core = new SigninCore({
+    throttle,
+    signins: repos.signins,
+    tickets: repos.tickets,
+    factorOf: (userId) => repos.mfa.find(userId),
+    userById: async (userId) => repos.users.findById(userId),
+    sessions,
+    transaction,
+    secondFactor: totp,
+    requireVerifiedEmail: config.requireVerifiedEmail,
+    now,
+  });
+  const reauth = new Reauthentication({ users: repos.users, attempts: throttle, hasher, now });
+  const passkeys = new PasskeyService({
+    passkeys: new PasskeysRepository(database.db),
+    users: repos.users,
+    core,
+    transaction: inTransaction(database.db, (db) => ({
+      passkeys: new PasskeysRepository(db),
+      tokens: new AccountTokensRepository(db),
+      outbox: new OutboxRepository(db, { rowLocks }),
+    })),
+    accountMail,
+    mail,
+    reauth,
+    relyingParty: relyingParty(config.publicUrl),
+    optionsLimit: usersLimits.passkeyOptions,
     now,
   });
   return {
@@ -149,16 +164,13 @@ export function createServices(config: Config, database: Database, now: Clock = 
       usersLimits,
     ),
     auth: new AuthService({
+      core,
       users: repos.users,
       signins: repos.signins,
       // Sign-in hashes in a lane of its own: other hashing cannot take all of its slots and queue.
       hasher: hasher.signInLane(),
-      throttle,
-      sessions,
-      transaction,
-      requireVerifiedEmail: config.requireVerifiedEmail,
-      secondFactor: totp,
     }),
+    core,
     totp,
     sessions,
     throttle,
@@ -177,6 +189,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
         throttle.purgeExpired(),
         recovery.purge(),
         passkeys.purgeExpired(),
+        core.purgeExpired(),
         usersLimits.registration.purge(),
         usersLimits.emailChange.purge(),
         usersLimits.passkeyOptions.purge(),

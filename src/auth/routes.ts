@@ -1,15 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { ErrorRenderer } from '../plugins/errors.ts';
 import type { Metrics } from '../plugins/metrics.ts';
-import { SIGNIN_NOTES, type WireProfile } from '../profiles/index.ts';
-import { type Authenticator, currentSession, DEVICE_HEADER } from '../sessions/guard.ts';
+import { signinFailureResponses, type WireProfile } from '../profiles/index.ts';
+import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { SessionComponent, sessionBody, TOKEN_MAX } from '../sessions/schemas.ts';
-import { AppError } from '../shared/errors.ts';
 import { component, failures, success } from '../shared/schemas.ts';
-import { decorateSigninRequests, signinAudit, signinFailureStatus } from './audit.ts';
-import type { AuthService, SigninOutcome } from './service.ts';
+import { signinAnswers } from '../signin/answers.ts';
+import type { SigninCore } from '../signin/core.ts';
+import type { AuthService } from './service.ts';
 
 // Unused fields are ignored (CONTRACT), but a field that is there must be a string: no coercion.
 const credentialFields = {
@@ -40,31 +39,19 @@ const SigninHeaders = Type.Object({
 });
 const TokenSigninBody = SigninBody;
 
-/** Names the factor a sign-in still needs; only sent once the password was right. */
-export const SECOND_FACTOR_HEADER = 'usher-second-factor';
-const SECOND_FACTOR_MESSAGE =
-  'A code is needed: send a current code from your authenticator app, or a recovery code, in `code`.';
-
-/** One message per kind of failure; none of them says whether the email has an account. */
-function signinMessage(statusCode: number, headers: Readonly<Record<string, string>> = {}): string {
-  if (headers[SECOND_FACTOR_HEADER] !== undefined) return SECOND_FACTOR_MESSAGE;
-  if (statusCode === 401) return 'Email or password is incorrect.';
-  if (statusCode === 429) return 'Too many sign-in attempts; try again later.';
-  if (statusCode === 403) return 'Confirm your email address first: follow the link in the mail we sent you.';
-  if (statusCode === 413) return 'The request body is larger than a sign-in needs.';
-  if (statusCode === 415) return 'The request body must be JSON (Content-Type: application/json).';
-  if (statusCode >= 500) return 'Sign-in is unavailable right now; try again later.';
-  return 'The request body must be a JSON object with string fields email and password.';
-}
+/** Password sign-in's own messages; the rest are the core's (signin/answers.ts). */
+const MESSAGES = {
+  400: 'The request body must be a JSON object with string fields email and password.',
+  401: 'Email or password is incorrect.',
+};
 
 export interface AuthRoutesOptions {
   auth: AuthService;
+  core: SigninCore;
   guard: Authenticator;
   profile: WireProfile;
-  metrics: Pick<Metrics, 'signin' | 'signedIn'>;
+  metrics: Pick<Metrics, 'signin'>;
 }
-
-type Success = Extract<SigninOutcome, { ok: true }>;
 
 /** POST /api/sessions' answer; named per profile since it holds the profile's user. */
 const tokenSessionFor = (profile: WireProfile) =>
@@ -102,74 +89,35 @@ export const authComponents = (profile: WireProfile) => [
 
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   app,
-  { auth, guard, profile, metrics },
+  { auth, core, guard, profile, metrics },
 ) => {
-  decorateSigninRequests(app);
-  const audit = signinAudit(metrics);
-
-  /**
-   * The one sign-in both routes make: the same checks, throttle and session, whatever the route
-   * then does with it. Failures are thrown as SIGNIN_FAILED for the route's renderer to shape.
-   */
+  const answers = signinAnswers(app, {
+    method: 'password',
+    messages: MESSAGES,
+    profile,
+    guard,
+    metrics,
+    deviceTtlSeconds: core.deviceTtlSeconds,
+  });
+  /** The one sign-in both routes make; failures are thrown as SIGNIN_FAILED for the route's renderer. */
   const signIn = async (
     request: FastifyRequest,
-    body: { email?: string | undefined; password?: string | undefined; code?: string | undefined },
-    successStatus: number,
-  ): Promise<Success> => {
-    const { email = '', password = '', code } = body;
-    const outcome = await auth.signIn({
-      email,
-      password,
-      code,
+    { email = '', password = '', code }: { email?: string; password?: string; code?: string },
+    successStatus: 200 | 201,
+  ) => {
+    const client = {
       address: request.ip,
       deviceToken: guard.deviceToken(request),
       userAgent: request.headers['user-agent'],
-    });
-    if (outcome.ok) {
-      request.signinUserId = outcome.user.id;
-      request.signinMethod = outcome.method;
-    } else if (outcome.reason !== 'throttled') request.signinUserId = outcome.userId ?? null;
-    // Judged: recorded now, whether or not the client is still there for the answer.
-    audit.record(request, outcome.ok ? successStatus : signinFailureStatus(outcome.reason));
-    if (!outcome.ok) {
-      if (outcome.reason === 'throttled') {
-        throw new AppError('SIGNIN_FAILED', signinMessage(429), 429, {
-          'retry-after': String(outcome.retryAfterSeconds),
-        });
-      }
-      if (outcome.reason === 'unverified') throw new AppError('SIGNIN_FAILED', signinMessage(403), 403);
-      if (outcome.reason === 'second-factor') {
-        throw new AppError('SIGNIN_FAILED', SECOND_FACTOR_MESSAGE, 401, { [SECOND_FACTOR_HEADER]: 'totp' });
-      }
-      throw new AppError('SIGNIN_FAILED', signinMessage(401));
-    }
-    return outcome;
+    };
+    return answers.settle(request, await auth.signIn({ email, password, code }, client), successStatus);
   };
-
-  // Every failure on /api/signin, whatever raised it, is SIGNIN_FAILED in the profile's shape.
-  const renderSigninError: ErrorRenderer = (f) => ({
-    statusCode: f.statusCode,
-    body: profile.signinFailure(signinMessage(f.statusCode, f.headers)),
-  });
-  // POST /api/sessions is not a documented endpoint: its failures carry a message in both profiles.
-  const failuresWithMessage = failures(
-    [400, 401, 403, 413, 415, 429, 500, 503].map((status) => ['SIGNIN_FAILED', status] as const),
-    {
-      everyRoute: false,
-      headers: { 401: ['Usher-Second-Factor'] },
-      notes: SIGNIN_NOTES,
-    },
-  );
-  const renderTokenSigninError: ErrorRenderer = (f) => ({
-    statusCode: f.statusCode,
-    body: { error: 'SIGNIN_FAILED', message: signinMessage(f.statusCode, f.headers) },
-  });
 
   app.post(
     '/api/signin',
     {
-      onResponse: audit.onResponse,
-      onRequest: audit.watchHangUp,
+      onResponse: answers.hooks.onResponse,
+      onRequest: answers.hooks.watchHangUp,
       schema: {
         summary: 'Sign in with email and password',
         operationId: 'signIn',
@@ -184,23 +132,16 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
           ...profile.signinFailures,
         },
       },
-      config: { renderError: renderSigninError, noStore: true },
+      config: { renderError: answers.renderError, noStore: true },
     },
-    async (request, reply) => {
-      const { user, started, deviceToken } = await signIn(request, request.body, 200);
-      // The documented body is unchanged; the session rides in the cookie (or is read back as a
-      // Bearer token by clients that cannot keep cookies).
-      guard.setCookie(request, reply, started.token);
-      if (deviceToken) guard.setDeviceCookie(request, reply, deviceToken, auth.deviceTtlSeconds);
-      return profile.signinSuccess(user);
-    },
+    async (request, reply) => answers.withCookie(request, reply, await signIn(request, request.body, 200)),
   );
 
   app.post(
     '/api/sessions',
     {
-      onResponse: audit.onResponse,
-      onRequest: audit.watchHangUp,
+      onResponse: answers.hooks.onResponse,
+      onRequest: answers.hooks.watchHangUp,
       schema: {
         summary: 'Sign in for a token, without a cookie (apps, servers, the docs page)',
         operationId: 'createSession',
@@ -215,18 +156,12 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
             'Signed in: the token, the session and the user.',
             'Usher-Device',
           ),
-          ...failuresWithMessage,
+          ...signinFailureResponses(false),
         },
       },
-      config: { renderError: renderTokenSigninError, noStore: true },
+      config: { renderError: answers.renderErrorWithMessage, noStore: true },
     },
-    async (request, reply) => {
-      const { user, started, deviceToken } = await signIn(request, request.body, 201);
-      // No cookie here: the client keeps the device token and sends it back in the same header.
-      if (deviceToken) reply.header(DEVICE_HEADER, deviceToken);
-      reply.code(201);
-      return { token: started.token, session: sessionBody(started.session), user: profile.user(user) };
-    },
+    async (request, reply) => answers.withToken(reply, await signIn(request, request.body, 201)),
   );
 
   app.get(

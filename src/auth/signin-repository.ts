@@ -19,7 +19,8 @@ export interface Signer {
 /** A session to store if the user still has `passwordHash`, forgiving an attempt's scope with it. */
 export interface SessionGrant {
   session: NewSession;
-  passwordHash: string;
+  /** The fence: undefined grants to the user as long as the account exists. */
+  passwordHash: string | undefined;
   /** The throttle's rows a success clears: this account from this address and this known device. */
   forgive: { accountDigest: string; address: string; device: string | null };
   /** The client to remember as a known device of the account; undefined when devices are off. */
@@ -89,7 +90,8 @@ export class SigninRepository {
    * called on one (a code spent with the session), else on its own.
    */
   async grantSession(grant: SessionGrant): Promise<boolean> {
-    if (this.#options.postgres) return this.#grantInOneStatement(grant);
+    // The one-statement form is the password sign-in's (the hot path, always fenced).
+    if (this.#options.postgres && grant.passwordHash !== undefined) return this.#grantInOneStatement(grant);
     if (this.#db.isTransaction) return grantInSteps(this.#db, grant);
     return this.#db.transaction().execute((trx) => grantInSteps(trx, grant));
   }
@@ -198,9 +200,10 @@ function insertIfHash(
       const user = eb
         .selectFrom('users')
         .select(SESSION_COLUMNS.map((column) => eb.val(values[column]).as(column)))
-        .where('id', '=', values.user_id as bigint)
-        .where('password_hash', '=', passwordHash as string);
-      return lock ? user.forShare() : user;
+        .where('id', '=', values.user_id as bigint);
+      const fenced =
+        passwordHash === undefined ? user : user.where('password_hash', '=', passwordHash as string);
+      return lock ? fenced.forShare() : fenced;
     });
 }
 

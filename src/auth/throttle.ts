@@ -96,6 +96,12 @@ export class SigninThrottle {
    * the address's failures are an attacker's to make, so they cannot keep the owner out.
    */
   readonly #knownRoom: AttemptLimits;
+  /**
+   * For a method whose failures are not guesses at one account's secret (a passkey's signature
+   * cannot be guessed): only its address's failures and in-flight cap. Counting them against an
+   * account would hand anyone a way to lock it.
+   */
+  readonly #addressRoom: AttemptLimits;
 
   constructor(deps: {
     attempts: SigninAttemptsRepository;
@@ -123,6 +129,14 @@ export class SigninThrottle {
       address: UNLIMITED,
       device: policy.perAccountAddress,
     };
+    this.#addressRoom = {
+      pair: UNLIMITED,
+      account: UNLIMITED,
+      address: policy.perAddress,
+      accountInFlight: UNLIMITED,
+      addressInFlight: policy.concurrentPerAddress,
+      device: UNLIMITED,
+    };
   }
 
   /**
@@ -130,10 +144,30 @@ export class SigninThrottle {
    * the device token the client sent, if any.
    */
   async begin(accountKey: string, address: string, deviceToken?: string): Promise<ThrottleVerdict> {
-    const now = this.#now();
-    const since = now - this.#policy.windowMs;
     const digest = accountDigest(accountKey);
+    const now = this.#now();
     const device = await this.#device(deviceToken, digest, now);
+    return this.#begin(digest, address, device, device.known ? this.#knownRoom : this.#room, now);
+  }
+
+  /**
+   * An attempt judged by its address alone (all methods' failures from that network count
+   * together), for the method named `method`: its own rows, so a success forgives only them.
+   */
+  async beginForAddress(method: string, address: string): Promise<ThrottleVerdict> {
+    // No email key has this form (registration needs an @), so no account shares the digest.
+    const digest = accountDigest(`method:${method}`);
+    return this.#begin(digest, address, { sent: undefined, known: false }, this.#addressRoom, this.#now());
+  }
+
+  async #begin(
+    digest: string,
+    address: string,
+    device: AttemptDevice,
+    room: AttemptLimits,
+    now: number,
+  ): Promise<ThrottleVerdict> {
+    const since = now - this.#policy.windowMs;
     const network = addressKey(address);
     const at = {
       accountDigest: digest,
@@ -142,7 +176,6 @@ export class SigninThrottle {
       now,
       since,
     };
-    const room = device.known ? this.#knownRoom : this.#room;
     // The reservation is made only when the counts before it are within the limits, in one
     // statement: when they are reached already (someone hammering), the refusal costs no write.
     const id = await this.#attempts.reserve(at, now + IN_FLIGHT_LEASE_MS, room);

@@ -1,10 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { Type } from 'typebox';
-import { decorateSigninRequests, signinAudit, signinFailureStatus } from '../auth/audit.ts';
-import type { ErrorRenderer } from '../plugins/errors.ts';
 import type { Metrics } from '../plugins/metrics.ts';
-import { SIGNIN_NOTES, type WireProfile } from '../profiles/index.ts';
+import { signinFailureResponses, type WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { BODY_LIMITS } from '../shared/body-limits.ts';
 import { AppError } from '../shared/errors.ts';
@@ -18,6 +16,8 @@ import {
   Timestamp,
 } from '../shared/schemas.ts';
 import { invalid } from '../shared/text.ts';
+import { signinAnswers } from '../signin/answers.ts';
+import type { SigninCore } from '../signin/core.ts';
 import { ReauthBody } from '../users/reauth.ts';
 import { toUser } from '../users/repository.ts';
 import { checkName, NAME_MAX } from '../users/rules.ts';
@@ -27,7 +27,8 @@ export interface PasskeyRoutesOptions {
   passkeys: PasskeyService;
   guard: Authenticator;
   profile: WireProfile;
-  metrics: Pick<Metrics, 'signin' | 'signedIn'>;
+  metrics: Pick<Metrics, 'signin'>;
+  core: Pick<SigninCore, 'deviceTtlSeconds'>;
 }
 
 const PASSKEY_ID = /^[0-9a-f]{32}$/;
@@ -108,12 +109,11 @@ const view = (p: { id: string; name: string; createdAt: Date }) => ({
   createdAt: p.createdAt.toISOString(),
 });
 
-function signinMessage(statusCode: number): string {
-  if (statusCode === 401) return 'The passkey could not be verified; ask for new options and try again.';
-  if (statusCode === 403) return 'Confirm your email address first: follow the link in the mail we sent you.';
-  if (statusCode >= 500) return 'Sign-in is unavailable right now; try again later.';
-  return 'The request body must be a JSON object with the credential in "credential".';
-}
+/** Passkey sign-in's own messages; the rest are the core's (signin/answers.ts). */
+const MESSAGES = {
+  400: 'The request body must be a JSON object with the credential in "credential".',
+  401: 'The passkey could not be verified; ask for new options and try again.',
+};
 
 const CROSS_SITE = { FORBIDDEN: 'The session cookie was sent cross-site.' } as const;
 
@@ -121,15 +121,15 @@ const passkeyNotFound = () => new AppError('NOT_FOUND', 'You have no passkey wit
 
 export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = async (
   app,
-  { passkeys, guard, profile, metrics },
+  { passkeys, guard, profile, metrics, core },
 ) => {
-  decorateSigninRequests(app);
-
-  const audit = signinAudit(metrics);
-
-  const renderSigninError: ErrorRenderer = (f) => ({
-    statusCode: f.statusCode,
-    body: profile.signinFailure(signinMessage(f.statusCode)),
+  const answers = signinAnswers(app, {
+    method: 'passkey',
+    messages: MESSAGES,
+    profile,
+    guard,
+    metrics,
+    deviceTtlSeconds: core.deviceTtlSeconds,
   });
 
   app.post(
@@ -277,8 +277,8 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
   app.post(
     '/api/signin/passkey',
     {
-      onRequest: audit.watchHangUp,
-      onResponse: audit.onResponse,
+      onRequest: answers.hooks.watchHangUp,
+      onResponse: answers.hooks.onResponse,
       schema: {
         summary: 'Sign in with a passkey',
         operationId: 'signInWithPasskey',
@@ -287,40 +287,26 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = as
         body: SigninBody,
         response: {
           200: success(profile.signinSuccessSchema, 'Signed in; the session cookie is set.', 'Set-Cookie'),
-          ...failures(
-            [400, 401, 403, 413, 415, 500, 503].map((status) => ['SIGNIN_FAILED', status] as const),
-            {
-              codeOnly: profile.name === 'a',
-              everyRoute: false,
-              notes: {
-                SIGNIN_FAILED: {
-                  ...SIGNIN_NOTES.SIGNIN_FAILED,
-                  400: 'The body is not a JSON object with the credential in `credential`.',
-                  401: 'The credential does not verify: unknown, removed, a wrong signature, a used or expired challenge.',
-                  503: 'The database does not answer.',
-                },
-              },
+          ...signinFailureResponses(profile.name === 'a', {
+            SIGNIN_FAILED: {
+              400: 'The body is not a JSON object with the credential in `credential`.',
+              401: 'The credential does not verify: unknown, removed, a wrong signature, a used or expired challenge.',
+              429: 'Too many failed sign-ins from this address (all methods count together); try again after Retry-After seconds.',
+              503: 'The database does not answer.',
             },
-          ),
+          }),
         },
       },
-      config: { renderError: renderSigninError, noStore: true },
+      config: { renderError: answers.renderError, noStore: true },
     },
     async (request, reply) => {
       const credential = request.body.credential;
-      if (credential === undefined) throw new AppError('SIGNIN_FAILED', signinMessage(401), 401);
-      const outcome = await passkeys.signIn(
-        credential as unknown as AuthenticationResponseJSON,
-        request.headers['user-agent'],
-      );
-      request.signinUserId = outcome.ok ? outcome.user.id : (outcome.userId ?? null);
-      if (outcome.ok) request.signinMethod = 'passkey';
-      const status = outcome.ok ? 200 : signinFailureStatus(outcome.reason);
-      // Judged: recorded now, whether or not the client is still there for the answer.
-      audit.record(request, status);
-      if (!outcome.ok) throw new AppError('SIGNIN_FAILED', signinMessage(status), status);
-      guard.setCookie(request, reply, outcome.started.token);
-      return profile.signinSuccess(outcome.user);
+      if (credential === undefined) throw new AppError('SIGNIN_FAILED', MESSAGES[401], 401);
+      const outcome = await passkeys.signIn(credential as unknown as AuthenticationResponseJSON, {
+        address: request.ip,
+        userAgent: request.headers['user-agent'],
+      });
+      return answers.withCookie(request, reply, answers.settle(request, outcome, 200));
     },
   );
 };

@@ -9,9 +9,9 @@ import type {
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
-import type { SessionsRepository } from '../sessions/repository.ts';
-import type { ActiveSession, Clock, SessionService, StartedSession } from '../sessions/service.ts';
+import type { ActiveSession, Clock } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
+import type { Proof, SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
 import type { PasskeyOptionsLimits } from '../users/limits.ts';
 import { FRESH_SIGNIN_MS, type Reauthentication } from '../users/reauth.ts';
 import { toUser, type UsersRepository } from '../users/repository.ts';
@@ -53,18 +53,11 @@ export function relyingParty(publicUrl: string): RelyingParty {
   return { id: url.hostname, origin: url.origin };
 }
 
-export type PasskeySigninOutcome =
-  | { ok: true; user: User; started: StartedSession }
-  | { ok: false; reason: 'failed'; userId: bigint | undefined }
-  /** A valid passkey of an account whose email is not verified, with REQUIRE_VERIFIED_EMAIL. */
-  | { ok: false; reason: 'unverified'; userId: bigint };
-
 /** Why a registration was refused, for the 400's message. */
 export class RegistrationRefused extends Error {}
 
 export interface PasskeyTransactionRepositories extends AccountMailRepositories {
   passkeys: PasskeysRepository;
-  sessions: SessionsRepository;
 }
 
 /**
@@ -97,10 +90,9 @@ function clientChallenge(response: { response?: { clientDataJSON?: unknown } }):
 export class PasskeyService {
   readonly #passkeys: PasskeysRepository;
   readonly #users: UsersRepository;
-  readonly #sessions: SessionService;
   readonly #transaction: InTransaction<PasskeyTransactionRepositories>;
   readonly #rp: RelyingParty;
-  readonly #requireVerifiedEmail: boolean;
+  readonly #core: SigninCore;
   readonly #now: Clock;
   readonly #optionsLimit: Pick<PasskeyOptionsLimits, 'take'>;
   readonly #accountMail: AccountMail;
@@ -113,10 +105,10 @@ export class PasskeyService {
     reauth: Reauthentication;
     passkeys: PasskeysRepository;
     users: UsersRepository;
-    sessions: SessionService;
+    /** Where a passkey's sign-in ends, like every method's. */
+    core: SigninCore;
     transaction: InTransaction<PasskeyTransactionRepositories>;
     relyingParty: RelyingParty;
-    requireVerifiedEmail: boolean;
     /** The per-address limit on sign-in options (users/limits.ts). */
     optionsLimit: Pick<PasskeyOptionsLimits, 'take'>;
     now: Clock;
@@ -124,10 +116,9 @@ export class PasskeyService {
     this.#optionsLimit = options.optionsLimit;
     this.#passkeys = options.passkeys;
     this.#users = options.users;
-    this.#sessions = options.sessions;
+    this.#core = options.core;
     this.#transaction = options.transaction;
     this.#rp = options.relyingParty;
-    this.#requireVerifiedEmail = options.requireVerifiedEmail;
     this.#now = options.now;
     this.#accountMail = options.accountMail;
     this.#mail = options.mail;
@@ -292,16 +283,27 @@ export class PasskeyService {
   }
 
   /**
-   * Checks an assertion and starts a session for the passkey's owner. The challenge is spent
-   * first (whatever follows), the signature is checked against the stored key, the counter must
-   * grow when the authenticator keeps one, and the new counter is written only if no other use
-   * got there first, in the transaction that starts the session.
+   * Passkey sign-in, as a method of the sign-in core (signin/core.ts). Throttled by address only:
+   * a failed assertion guesses nothing (the signature cannot be guessed), so counting it against
+   * an account would only hand anyone a way to lock that account. No second factor is asked: a
+   * passkey with user verification is two factors already.
    */
-  async signIn(
-    credential: AuthenticationResponseJSON,
-    userAgent: string | undefined,
-  ): Promise<PasskeySigninOutcome> {
-    const fail = (userId?: bigint): PasskeySigninOutcome => ({ ok: false, reason: 'failed', userId });
+  signIn(credential: AuthenticationResponseJSON, client: SigninClient): Promise<SigninOutcome> {
+    return this.#core.run(
+      { name: 'passkey', throttle: { address: true }, prove: () => this.#prove(credential) },
+      client,
+    );
+  }
+
+  /**
+   * Checks an assertion. The challenge is spent first (whatever follows), the signature is
+   * checked against the stored key, the counter must grow when the authenticator keeps one, and
+   * the new counter is written only if no other use got there first. The counter is written
+   * before the session is granted: a grant that then fails (the account went) leaves the counter
+   * moved on, which refuses nothing a later assertion could need.
+   */
+  async #prove(credential: AuthenticationResponseJSON): Promise<Proof> {
+    const fail = (userId?: bigint): Proof => ({ ok: false, userId });
     const challenge = clientChallenge(credential);
     if (!challenge || !(await this.#passkeys.consumeChallenge(challenge, 'signin', null, this.#now())))
       return fail();
@@ -339,16 +341,9 @@ export class PasskeyService {
     }
     const user = await this.#users.findById(stored.userId);
     if (!user) return fail();
-    if (this.#requireVerifiedEmail && !user.emailVerified)
-      return { ok: false, reason: 'unverified', userId: user.id };
-    const now = new Date(this.#now());
-    const started = await this.#transaction(async ({ passkeys, sessions }) =>
-      (await passkeys.recordUse(stored.id, stored.counter, newCounter, now))
-        ? this.#sessions.start(user.id, { repository: sessions, userAgent })
-        : undefined,
-    );
-    if (!started) return fail(user.id);
-    return { ok: true, user, started };
+    if (!(await this.#passkeys.recordUse(stored.id, stored.counter, newCounter, new Date(this.#now()))))
+      return fail(user.id);
+    return { ok: true, user, secondFactor: { by: 'method' } };
   }
 
   purgeExpired(): Promise<void> {

@@ -17,16 +17,17 @@ export type SigninOutcomeLabel =
   | 'invalid'
   | 'unavailable';
 
-/** How a successful sign-in proved itself; `passkey` is kept for passkey sign-in. */
-export type SigninMethodLabel = 'password' | 'totp' | 'recovery_code' | 'passkey';
+/** How a sign-in proved itself (CONTRACT: password, passkey, oauth, email_link, email_code). */
+export type SigninMethodLabel = string;
+/** The second factor a successful sign-in also used. */
+export type SecondFactorLabel = 'totp' | 'recovery_code';
 
 export interface Metrics {
   readonly registry: Registry;
   /** Requests by route and status, and their latency (plugins/pipeline.ts records each one). */
   readonly requests: RequestMetrics;
-  signin(outcome: SigninOutcomeLabel): void;
-  /** A successful sign-in, by what it was proven with. */
-  signedIn(method: SigninMethodLabel): void;
+  /** A sign-in attempt by its method and outcome, and the second factor a success also used. */
+  signin(outcome: SigninOutcomeLabel, method: SigninMethodLabel, factor?: SecondFactorLabel): void;
   hashSeconds(seconds: number): void;
   mail(outcome: MailOutcome): void;
 }
@@ -172,8 +173,14 @@ export function createMetrics(database: Database, mailWaiting: () => Promise<num
   });
   const signinMethods = new Counter({
     name: 'usher_signins_total',
-    help: 'Successful sign-ins by method: password alone, password and TOTP code, password and recovery code.',
-    labelNames: ['method'],
+    help: 'Sign-in attempts by method (password, passkey, …) and outcome.',
+    labelNames: ['method', 'outcome'],
+    registers: [registry],
+  });
+  const secondFactors = new Counter({
+    name: 'usher_signin_second_factors_total',
+    help: 'Successful sign-ins that also used a second factor, by factor: a TOTP code or a recovery code.',
+    labelNames: ['factor'],
     registers: [registry],
   });
   const hashes = new Histogram({
@@ -218,8 +225,11 @@ export function createMetrics(database: Database, mailWaiting: () => Promise<num
     registry,
     // Registered last, as the plugin used to: the families keep their order in the text.
     requests: new RequestMetrics(registry),
-    signin: (outcome) => signins.inc({ outcome }),
-    signedIn: (method) => signinMethods.inc({ method }),
+    signin: (outcome, method, factor) => {
+      signins.inc({ outcome });
+      signinMethods.inc({ method, outcome });
+      if (factor) secondFactors.inc({ factor });
+    },
     hashSeconds: (seconds) => hashes.observe(seconds),
     mail: (outcome) => mails.inc({ outcome }),
   };

@@ -58,10 +58,8 @@ const signinSuccessB = component(
   ),
 );
 
-/** Every failure of a sign-in route is SIGNIN_FAILED; its status says which. */
-const SIGNIN_FAILING = [400, 401, 403, 413, 415, 429, 500, 503].map(
-  (status) => ['SIGNIN_FAILED', status] as const,
-);
+/** Every failure of a sign-in route, whatever the method, is SIGNIN_FAILED; its status says which. */
+export const SIGNIN_FAILED_STATUSES = [400, 401, 403, 413, 415, 429, 500, 503] as const;
 /** What SIGNIN_FAILED means at each status; none of them says whether the email has an account. */
 export const SIGNIN_NOTES = {
   SIGNIN_FAILED: {
@@ -75,13 +73,24 @@ export const SIGNIN_NOTES = {
     503: 'The database does not answer, or the server is too busy to check passwords (then with Retry-After).',
   },
 };
-const signinFailures = (codeOnly: boolean) =>
-  failures(SIGNIN_FAILING, {
-    codeOnly,
-    everyRoute: false,
-    notes: SIGNIN_NOTES,
-    headers: { 401: ['Usher-Second-Factor'] },
-  });
+/**
+ * A sign-in route's failure responses: SIGNIN_FAILED at every status, with only the code
+ * (profile A's documented routes) or with a message; `notes` a method's own meanings.
+ */
+export const signinFailureResponses = (
+  codeOnly: boolean,
+  notes: { SIGNIN_FAILED: Partial<Record<(typeof SIGNIN_FAILED_STATUSES)[number], string>> } = SIGNIN_NOTES,
+) =>
+  failures(
+    SIGNIN_FAILED_STATUSES.map((status) => ['SIGNIN_FAILED', status] as const),
+    {
+      codeOnly,
+      everyRoute: false,
+      notes: { SIGNIN_FAILED: { ...SIGNIN_NOTES.SIGNIN_FAILED, ...notes.SIGNIN_FAILED } },
+      headers: { 401: ['Usher-Second-Factor'] },
+    },
+  );
+const signinFailures = (codeOnly: boolean) => signinFailureResponses(codeOnly);
 
 const profileA: WireProfile = {
   name: 'a',

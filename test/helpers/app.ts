@@ -69,7 +69,7 @@ export async function startApp(
   store: Store,
   profile: Profile,
   overrides: Partial<Config> = {},
-  options: Pick<AppOptions, 'clock'> = {},
+  options: Pick<AppOptions, 'clock' | 'features'> = {},
 ): Promise<TestApp> {
   const logs: string[] = [];
   const logStream = new Writable({

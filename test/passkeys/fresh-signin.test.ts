@@ -104,7 +104,11 @@ describeEachStore('Adding a passkey', (store) => {
     });
     assert.equal(added.statusCode, 201, added.body);
     const passkeyMetric = async () =>
-      Number(/usher_signins_total\{method="passkey"\} (\d+)/.exec((await t.get('/metrics')).body)?.[1] ?? 0);
+      Number(
+        /usher_signins_total\{method="passkey",outcome="success"\} (\d+)/.exec(
+          (await t.get('/metrics')).body,
+        )?.[1] ?? 0,
+      );
     const before = await passkeyMetric();
     const request = await t.post('/api/signin/passkey/options', {});
     const res = await t.post('/api/signin/passkey', { credential: authenticator.get(request.json()) });

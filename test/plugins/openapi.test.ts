@@ -26,6 +26,7 @@ const COMMON = [
   'DELETE /api/passkeys/{id}',
   'POST /api/signin/passkey/options',
   'POST /api/signin/passkey',
+  'POST /api/signin/second-factor',
   'POST /api/mfa/totp',
   'POST /api/mfa/totp/confirm',
   'DELETE /api/mfa/totp',

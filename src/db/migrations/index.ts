@@ -1,4 +1,5 @@
 import type { Migration } from 'kysely/migration';
+import { createSigninTickets } from '../../signin/migrations/2026-11-25-0014-signin-tickets.ts';
 import { createUsers } from './2026-11-22-0001-create-users.ts';
 import { createSessionsProductsReviews } from './2026-11-22-0002-sessions-products-reviews.ts';
 import { createSigninFailures } from './2026-11-22-0003-signin-failures.ts';
@@ -28,5 +29,6 @@ export function createMigrations(dialect: 'sqlite' | 'postgres'): Record<string,
     '2026-11-24-0010-catalog-limits': createCatalogLimits(dialect),
     '2026-11-24-0011-signin-devices': createSigninDevices(dialect),
     '2026-11-24-0012-registration-limits': createRegistrationLimits(dialect),
+    '2026-11-25-0014-signin-tickets': createSigninTickets(dialect),
   };
 }

@@ -4,14 +4,17 @@
 // before its answer still leaves its trace; whatever never reached a verdict is recorded once it
 // has been answered.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Metrics, SigninMethodLabel, SigninOutcomeLabel } from '../plugins/metrics.ts';
+import type { Metrics, SigninOutcomeLabel } from '../plugins/metrics.ts';
+import type { SecondFactorKind, SigninMethodName } from './core.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The account a sign-in attempt was about, when it has one: for the audit line. */
     signinUserId: bigint | null;
-    /** How a successful sign-in proved itself: for the audit line and the metric. */
-    signinMethod: SigninMethodLabel | null;
+    /** The method, when the route learns it only as it runs (a ticket's): for the audit and metric. */
+    signinMethod: SigninMethodName | null;
+    /** The second factor a successful sign-in also used: for the audit line and the metric. */
+    signinFactor: SecondFactorKind | null;
     /** Set once the attempt was recorded, so that the response hook does not record it again. */
     signinAudited: boolean;
   }
@@ -37,6 +40,7 @@ export function signinFailureStatus(reason: 'throttled' | 'unverified' | (string
 export function decorateSigninRequests(app: { decorateRequest(name: string, value: unknown): unknown }) {
   app.decorateRequest('signinUserId', null);
   app.decorateRequest('signinMethod', null);
+  app.decorateRequest('signinFactor', null);
   app.decorateRequest('signinAudited', false);
 }
 
@@ -54,19 +58,21 @@ export interface SigninAudit {
   watchHangUp(request: FastifyRequest, reply: FastifyReply, done: () => void): void;
 }
 
-export function signinAudit(metrics: Pick<Metrics, 'signin' | 'signedIn'>): SigninAudit {
+/** The audit of one sign-in route, whose attempts are by `method` unless the request says otherwise. */
+export function signinAudit(metrics: Pick<Metrics, 'signin'>, method: SigninMethodName): SigninAudit {
   const record = (request: FastifyRequest, statusCode: number): void => {
     if (request.signinAudited) return;
     request.signinAudited = true;
     const outcome = outcomeOf(statusCode);
-    metrics.signin(outcome);
-    const method = outcome === 'success' ? (request.signinMethod ?? undefined) : undefined;
-    if (method) metrics.signedIn(method);
+    const by = request.signinMethod ?? method;
+    const factor = outcome === 'success' ? (request.signinFactor ?? undefined) : undefined;
+    metrics.signin(outcome, by, factor);
     request.log.info(
       {
         event: 'signin',
         outcome,
-        method,
+        method: by,
+        factor,
         status: statusCode,
         userId: request.signinUserId === null ? undefined : String(request.signinUserId),
         address: request.ip,

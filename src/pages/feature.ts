@@ -1,0 +1,7 @@
+import type { Feature } from '../features.ts';
+import { pagesRoutes } from './routes.ts';
+
+export const pagesFeature: Feature = {
+  name: 'pages',
+  routes: (app) => app.register(pagesRoutes),
+};

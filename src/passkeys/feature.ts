@@ -1,0 +1,15 @@
+import type { Feature } from '../features.ts';
+import { PasskeyComponent, passkeyRoutes } from './routes.ts';
+
+export const passkeysFeature: Feature = {
+  name: 'passkeys',
+  routes: (app, { services, guard, profile, metrics }) =>
+    app.register(passkeyRoutes, {
+      passkeys: services.passkeys,
+      core: services.core,
+      guard,
+      profile,
+      metrics,
+    }),
+  components: () => [PasskeyComponent],
+};

@@ -1,0 +1,13 @@
+import type { Feature } from '../features.ts';
+import { AcceptedComponent, recoveryRoutes } from './routes.ts';
+
+export const recoveryFeature: Feature = {
+  name: 'recovery',
+  routes: (app, { services, guard }) =>
+    app.register(recoveryRoutes, {
+      recovery: services.recovery,
+      guard,
+      deviceTtlSeconds: services.core.deviceTtlSeconds,
+    }),
+  components: () => [AcceptedComponent],
+};

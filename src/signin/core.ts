@@ -1,0 +1,368 @@
+// The sign-in core: every way in ends here. A method (password, passkey; provider and mail in
+// later issues) only proves who is there; the core applies, once for all of them, the throttle,
+// the account rules (REQUIRE_VERIFIED_EMAIL), the second factor (a code in the body, or a ticket
+// for methods without one), the session grant with its optional fence, and the known device.
+// Its routes' half (the answer, the audit line, the metric, the failure's shape) is answers.ts.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Attempt, SigninThrottle } from '../auth/throttle.ts';
+import type { InTransaction } from '../db/transactions.ts';
+import type { CodeGate, TotpFactor } from '../mfa/repository.ts';
+import type { MfaRepositories, SecondFactorCheck, TotpService } from '../mfa/service.ts';
+import type { SessionService, StartedSession } from '../sessions/service.ts';
+import type { User } from '../users/user.ts';
+import type { SigninTicketsRepository } from './ticket-repository.ts';
+
+/** How a sign-in proved itself: the metric's and the audit line's `method`. */
+export type SigninMethodName = 'password' | 'passkey' | 'oauth' | 'email_link' | 'email_code' | (string & {});
+
+/** The second factor a successful sign-in also used, if any. */
+export type SecondFactorKind = 'totp' | 'recovery_code';
+
+export type SigninOutcome =
+  | {
+      ok: true;
+      user: User;
+      started: StartedSession;
+      method: SigninMethodName;
+      factor: SecondFactorKind | undefined;
+      /** The token the client is known by from now on (its device cookie); undefined when devices are off. */
+      deviceToken: string | undefined;
+    }
+  /**
+   * The method succeeded for an account with TOTP in force, without a good code. `ticket` is set
+   * for methods without a body to carry the code: POST /api/signin/second-factor spends it.
+   */
+  | { ok: false; reason: 'second-factor'; userId: bigint; ticket?: string | undefined }
+  | { ok: false; reason: 'credentials'; userId: bigint | undefined }
+  | { ok: false; reason: 'throttled'; retryAfterSeconds: number }
+  /** The method succeeded for an account whose email is not verified, with REQUIRE_VERIFIED_EMAIL. */
+  | { ok: false; reason: 'unverified'; userId: bigint };
+
+export type SigninFailure = Extract<SigninOutcome, { ok: false }>;
+
+/** The client a sign-in comes from. */
+export interface SigninClient {
+  /** The client's address, for the throttle. */
+  address: string;
+  /** The device token the client sent (cookie or header), if any. */
+  deviceToken?: string | undefined;
+  userAgent?: string | undefined;
+}
+
+/**
+ * How a method is throttled. `account`: its failures are guesses at one account's secret
+ * (password, mail code): counted per account, per address, per pair, and a known device by its own.
+ * `address`: its failures guess nothing (a passkey's signature): counted per address only.
+ */
+export type ThrottleScope = { account: string } | { address: true };
+
+/** What a method proved. */
+export type Proof =
+  | {
+      ok: true;
+      user: User;
+      /**
+       * How the second factor is met: `code`, a code the request carried (the account's factor was
+       * read with the proof, in `totp`); `ticket`, no body for one (the core reads the factor and
+       * leaves a ticket); `method`, the method is two factors itself (a passkey with user
+       * verification).
+       */
+      secondFactor:
+        | { by: 'code'; code: string | undefined; totp: TotpFactor | undefined }
+        | { by: 'ticket' }
+        | { by: 'method' };
+      /** The session is granted only while the user still has this password hash, atomically. */
+      fence?: { passwordHash: string } | undefined;
+      /** Runs once the session is granted (a password hash upgraded). */
+      granted?: (() => Promise<void>) | undefined;
+    }
+  /** Not proven: a counted failure. `userId` when the method knows whose account was tried. */
+  | { ok: false; userId?: bigint | undefined };
+
+/** A sign-in method, as the core runs it. */
+export interface SigninMethod {
+  name: SigninMethodName;
+  throttle: ThrottleScope;
+  /** Proves who is there; called once the attempt passed the throttle. */
+  prove(): Promise<Proof>;
+}
+
+/** Where sessions are granted (auth/signin-repository.ts). */
+export interface SessionGrants {
+  grantSession(grant: {
+    session: ReturnType<SessionService['issue']>['row'];
+    /** The fence: undefined grants to the user as long as the account exists. */
+    passwordHash: string | undefined;
+    forgive: Attempt['forgiveness'];
+    remember: { tokenDigest: string; now: number; expiresAt: number } | undefined;
+  }): Promise<boolean>;
+}
+
+/** A code is spent in the transaction that grants its session. */
+export interface CoreRepositories extends MfaRepositories {
+  /** The fence's check, which on PostgreSQL also share-locks what it reads until the commit. */
+  users: { hasPasswordHash(userId: bigint, passwordHash: string): Promise<boolean> };
+  signins: SessionGrants;
+  tickets: SigninTicketsRepository;
+}
+
+/** The second factor as the core uses it (mfa/service.ts). */
+export type SecondFactor = Pick<TotpService, 'check' | 'use' | 'signedIn' | 'claimCheck' | 'failed'>;
+
+export interface SigninCoreDeps {
+  throttle: SigninThrottle;
+  signins: SessionGrants;
+  tickets: SigninTicketsRepository;
+  /** The account's TOTP factor, for methods that carry no code (their ticket). */
+  factorOf(userId: bigint): Promise<TotpFactor | undefined>;
+  /** The user a ticket is for, when it is redeemed. */
+  userById(userId: bigint): Promise<User | undefined>;
+  sessions: SessionService;
+  transaction: InTransaction<CoreRepositories>;
+  secondFactor: SecondFactor;
+  requireVerifiedEmail: boolean;
+  now: () => number;
+}
+
+type CodeMatch = Extract<SecondFactorCheck, { kind: 'totp' | 'recovery_code' }>;
+
+/** A sign-in whose method succeeded, being judged by the core. */
+interface Judging {
+  method: SigninMethodName;
+  proof: Extract<Proof, { ok: true }>;
+  attempt: Attempt;
+  client: SigninClient;
+  /** Whether the client becomes a known device of the account (account-throttled methods). */
+  remembers: boolean;
+}
+
+/** The code was spent meanwhile (a replay racing it): rolls the grant's transaction back. */
+const CODE_SPENT = Symbol('code spent');
+
+/** CONTRACT "Accounts and sign-in methods": a ticket lives 5 minutes and dies with 5 wrong codes. */
+export const TICKET_TTL_MS = 5 * 60 * 1000;
+export const TICKET_MAX_FAILURES = 5;
+/** 256 random bits, base64url: the only form of ticket looked up. */
+const TICKET_FORM = /^[A-Za-z0-9_-]{43}$/;
+const digestOf = (token: string) => createHash('sha256').update(token).digest('hex');
+
+export class SigninCore {
+  readonly #d: SigninCoreDeps;
+  constructor(deps: SigninCoreDeps) {
+    this.#d = deps;
+  }
+
+  /**
+   * Runs one sign-in: the attempt is reserved and counted before the method proves anything (so
+   * simultaneous guesses are held to the limit), then the proof is judged. An attempt that
+   * throws (too busy to hash, the database failed) was never judged and is not held against
+   * anyone.
+   */
+  async run(method: SigninMethod, client: SigninClient): Promise<SigninOutcome> {
+    const verdict =
+      'account' in method.throttle
+        ? await this.#d.throttle.begin(method.throttle.account, client.address, client.deviceToken)
+        : await this.#d.throttle.beginForAddress(method.name, client.address);
+    if (!verdict.allowed)
+      return { ok: false, reason: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds };
+    const { attempt } = verdict;
+    try {
+      const proof = await method.prove();
+      if (!proof.ok) {
+        await attempt.failed();
+        return { ok: false, reason: 'credentials', userId: proof.userId };
+      }
+      return await this.#finish(method.name, proof, attempt, client, 'account' in method.throttle);
+    } catch (error) {
+      // Best effort: the database may still be down.
+      await attempt.abandoned().catch(() => {});
+      throw error;
+    }
+  }
+
+  async #finish(
+    method: SigninMethodName,
+    proof: Extract<Proof, { ok: true }>,
+    attempt: Attempt,
+    client: SigninClient,
+    remembers: boolean,
+  ): Promise<SigninOutcome> {
+    const { user } = proof;
+    if (this.#d.requireVerifiedEmail && !user.emailVerified) {
+      // The method succeeded, so the attempt is not held against the account; only the session waits.
+      await attempt.succeeded();
+      return { ok: false, reason: 'unverified', userId: user.id };
+    }
+    const factor = proof.secondFactor;
+    if (factor.by === 'ticket') {
+      const totp = await this.#d.factorOf(user.id);
+      if (this.#d.secondFactor.check(totp, undefined).kind === 'missing') {
+        // Not a guess: the method's part is done, the code comes with the ticket.
+        await attempt.abandoned();
+        return {
+          ok: false,
+          reason: 'second-factor',
+          userId: user.id,
+          ticket: await this.#ticket(user, method),
+        };
+      }
+    }
+    const context = { method, proof, attempt, client, remembers };
+    if (factor.by !== 'code') return this.#grant(context, undefined, undefined);
+    return this.#withCode(context, factor.totp, factor.code, undefined);
+  }
+
+  /**
+   * The second factor by a code, once the method succeeded: looked at only now, so a failed
+   * method is answered alike for every account and never tells that TOTP is on. Past a few wrong
+   * codes, codes wait a growing delay; a device the account knows counts its own (the owner's),
+   * so wrong codes from someone with the password cannot lock the owner out.
+   */
+  async #withCode(
+    context: Judging,
+    totp: TotpFactor | undefined,
+    code: string | undefined,
+    ticket: { digest: string } | undefined,
+  ): Promise<SigninOutcome> {
+    const { attempt } = context;
+    const { user } = context.proof;
+    const check = this.#d.secondFactor.check(totp, code);
+    if (check.kind === 'none') return this.#grant(context, undefined, ticket);
+    if (check.kind === 'missing') {
+      // Not a guess: the first step of a two-step sign-in. Neither counted nor forgiven (a
+      // success would clear the account's failed codes).
+      await attempt.abandoned();
+      return { ok: false, reason: 'second-factor', userId: user.id };
+    }
+    const gate: CodeGate = attempt.device.known
+      ? {
+          kind: 'device',
+          tokenDigest: attempt.device.sent!.digest,
+          accountDigest: attempt.forgiveness.accountDigest,
+        }
+      : { kind: 'account', userId: user.id };
+    const claim = await this.#d.secondFactor.claimCheck(gate);
+    if (!claim.ok) {
+      // The code was not looked at: nothing is counted by the sliding window, for or against.
+      await attempt.abandoned();
+      return { ok: false, reason: 'throttled', retryAfterSeconds: Math.ceil(claim.retryAfterMs / 1000) };
+    }
+    if (check.kind === 'wrong') return this.#wrongCode(user, claim.failures, attempt, ticket);
+    const spent = { match: check, gate, failures: claim.failures };
+    return this.#grant(context, spent, ticket);
+  }
+
+  async #wrongCode(
+    user: User,
+    failures: number,
+    attempt: Attempt,
+    ticket: { digest: string } | undefined,
+  ): Promise<SigninOutcome> {
+    await attempt.failed();
+    if (ticket) await this.#d.tickets.failed(ticket.digest, TICKET_MAX_FAILURES);
+    await this.#d.secondFactor.failed(user, failures);
+    return { ok: false, reason: 'second-factor', userId: user.id };
+  }
+
+  /**
+   * The session, created only while the fence holds, in the same statement or transaction as
+   * that check (which share-locks the row on PostgreSQL): a password change either committed
+   * first, and no session starts, or waits and then ends this one. The attempt's success is
+   * recorded with it. A second-factor code (and a ticket) is spent in the same transaction, so
+   * it is used up exactly when it grants a session.
+   */
+  async #grant(
+    { method, proof, attempt, client, remembers }: Judging,
+    code: { match: CodeMatch; gate: CodeGate; failures: number } | undefined,
+    ticket: { digest: string } | undefined,
+  ): Promise<SigninOutcome> {
+    const { user } = proof;
+    const throttle = this.#d.throttle;
+    // The token the client is to be known by, made only for a sign-in that can succeed, and only
+    // for a method judged by the account's throttle (the device is the account's).
+    const device = remembers && throttle.devicesOn ? throttle.deviceToRemember(attempt.device) : undefined;
+    const { row, started } = this.#d.sessions.issue(user.id, client.userAgent);
+    const now = row.now.getTime();
+    const grant = {
+      session: row,
+      passwordHash: proof.fence?.passwordHash,
+      forgive: attempt.forgiveness,
+      remember: device && { tokenDigest: device.digest, now, expiresAt: throttle.deviceExpiry(now) },
+    };
+    let granted: boolean;
+    if (!code && !ticket) granted = await this.#d.signins.grantSession(grant);
+    else
+      try {
+        granted = await this.#d.transaction(async (repos) => {
+          if (ticket && !(await repos.tickets.spend(ticket.digest, this.#d.now(), TICKET_MAX_FAILURES)))
+            return false;
+          // The fence is checked (and the row locked) before the code is spent, so a code is never
+          // spent for a password that changed meanwhile.
+          const fence = grant.passwordHash;
+          if (fence !== undefined && !(await repos.users.hasPasswordHash(user.id, fence))) return false;
+          // Thrown, so that the ticket spent above is given back with the rollback.
+          if (code && !(await this.#d.secondFactor.use(repos, user, code.match, code.gate))) throw CODE_SPENT;
+          return repos.signins.grantSession(grant);
+        });
+      } catch (error) {
+        if (error !== CODE_SPENT) throw error;
+        return this.#wrongCode(user, code!.failures, attempt, ticket);
+      }
+    if (!granted) {
+      await attempt.failed();
+      return { ok: false, reason: 'credentials', userId: user.id };
+    }
+    if (code) this.#d.secondFactor.signedIn(code.match.kind);
+    await proof.granted?.();
+    return { ok: true, user, started, method, factor: code?.match.kind, deviceToken: device?.token };
+  }
+
+  /** A ticket for a method's sign-in that still needs a code; only its digest is stored. */
+  async #ticket(user: User, method: SigninMethodName): Promise<string> {
+    const token = randomBytes(32).toString('base64url');
+    await this.#d.tickets.create({
+      tokenDigest: digestOf(token),
+      userId: user.id,
+      method,
+      expiresAt: this.#d.now() + TICKET_TTL_MS,
+    });
+    return token;
+  }
+
+  /**
+   * POST /api/signin/second-factor: finishes a ticket's sign-in with a code, as the method that
+   * left the ticket. Throttled per address like any code, and by the account's code delay; the
+   * ticket dies with its 5th wrong code or when it is spent.
+   */
+  async redeem(ticket: string, code: string | undefined, client: SigninClient): Promise<SigninOutcome> {
+    const verdict = await this.#d.throttle.beginForAddress('second-factor', client.address);
+    if (!verdict.allowed)
+      return { ok: false, reason: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds };
+    const { attempt } = verdict;
+    try {
+      const digest = TICKET_FORM.test(ticket) ? digestOf(ticket) : undefined;
+      const stored = digest && (await this.#d.tickets.find(digest, this.#d.now(), TICKET_MAX_FAILURES));
+      const user = stored && (await this.#d.userById(stored.userId));
+      if (!digest || !stored || !user) {
+        await attempt.failed();
+        return { ok: false, reason: 'credentials', userId: undefined };
+      }
+      const totp = await this.#d.factorOf(user.id);
+      const proof = { ok: true, user, secondFactor: { by: 'code', code, totp } } as const;
+      const context = { method: stored.method, proof, attempt, client, remembers: false };
+      return await this.#withCode(context, totp, code, { digest });
+    } catch (error) {
+      await attempt.abandoned().catch(() => {});
+      throw error;
+    }
+  }
+
+  /** The device cookie's Max-Age. */
+  get deviceTtlSeconds(): number {
+    return this.#d.throttle.deviceTtlSeconds;
+  }
+
+  purgeExpired(): Promise<void> {
+    return this.#d.tickets.deleteExpired(this.#d.now());
+  }
+}

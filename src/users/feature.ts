@@ -1,0 +1,9 @@
+import type { Feature } from '../features.ts';
+import { usersRoutes } from './routes.ts';
+
+export const usersFeature: Feature = {
+  name: 'users',
+  routes: (app, { services, guard, profile, config }) =>
+    app.register(usersRoutes, { users: services.users, guard, profile, lookup: config.userLookup }),
+  components: (profile) => [profile.userComponent],
+};

@@ -13,6 +13,7 @@ import { Writable } from 'node:stream';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
+import { schemaMigrations } from '../src/features.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 200_000);
 const REVIEWS = Math.round(ROWS / 4);
@@ -48,7 +49,7 @@ const at = (i: number) => new Date(Date.UTC(2026, 0, 1) + i * 37_000 + (next() %
 
 async function seed(): Promise<bigint> {
   const database = openDatabase(url, config.database);
-  await database.migrate();
+  await database.migrate(schemaMigrations());
   const db = database.db;
   const t0 = performance.now();
   for (let start = 1; start <= ROWS; start += BATCH) {

@@ -18,6 +18,7 @@ import autocannon, { type Result } from 'autocannon';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
+import { schemaMigrations } from '../src/features.ts';
 import { PasswordHasher } from '../src/passwords/hasher.ts';
 import { POOL_THREAD_NAME } from '../src/shared/threadpool.ts';
 import { freshDatabaseUrl, postgresAvailable, type StoreKind } from '../test/helpers/databases.ts';
@@ -98,7 +99,7 @@ const IDLE_SETTLE_MS = 2000;
 async function seed(url: string): Promise<void> {
   const database = openDatabase(url, loadConfig({}).database);
   try {
-    await database.migrate();
+    await database.migrate(schemaMigrations());
     // One real hash with the production parameters, shared by every seeded row.
     const hash = await new PasswordHasher({ ...loadConfig({}).passwordHash, concurrency: 1 }).hash(PASSWORD);
     const now = new Date().toISOString();
@@ -143,7 +144,7 @@ async function seedMillion(url: string): Promise<void> {
   // The one insert takes longer than a request's statement timeout may.
   const database = openDatabase(url, { ...loadConfig({}).database, statementTimeoutMs: 0 });
   try {
-    await database.migrate();
+    await database.migrate(schemaMigrations());
     const hash = await new PasswordHasher({ ...loadConfig({}).passwordHash, concurrency: 1 }).hash(PASSWORD);
     const now = new Date().toISOString();
     const numbers =

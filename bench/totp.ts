@@ -9,6 +9,7 @@ import autocannon from 'autocannon';
 import { Secret, TOTP } from 'otpauth';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
+import { schemaMigrations } from '../src/features.ts';
 import { SecretBox } from '../src/mfa/sealing.ts';
 import { PasswordHasher } from '../src/passwords/hasher.ts';
 import { freshDatabaseUrl, postgresAvailable, type StoreKind } from '../test/helpers/databases.ts';
@@ -24,7 +25,7 @@ const totp = new TOTP({ secret: SECRET });
 async function seed(url: string, key: Buffer): Promise<void> {
   const database = openDatabase(url, loadConfig({}).database);
   try {
-    await database.migrate();
+    await database.migrate(schemaMigrations());
     const hash = await new PasswordHasher({ ...loadConfig({}).passwordHash, concurrency: 1 }).hash(PASSWORD);
     const now = new Date().toISOString();
     const box = new SecretBox(key);

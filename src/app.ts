@@ -5,7 +5,7 @@ import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
-import { FEATURES, type Feature, type FeatureContext } from './features.ts';
+import { FEATURES, type Feature, type FeatureContext, schemaMigrations } from './features.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
   errorsPlugin,
@@ -116,7 +116,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const database = options.database ?? openDatabase(config.databaseUrl, config.database);
   let schema: SchemaReadiness;
   try {
-    schema = await migrateOnStart(database, app.log);
+    schema = await migrateOnStart(database, schemaMigrations(features), app.log);
   } catch (error) {
     await database.close();
     throw error;

@@ -2,10 +2,13 @@
 // exports one `Feature` (its feature.ts) saying what it adds to the app: its routes, the named
 // OpenAPI shapes they reference, and its background clean-up. app.ts goes over this list; a new
 // feature (a new sign-in method, say) is a new folder and one line here.
+
+import type { Migration } from 'kysely/migration';
 import { authFeature } from './auth/feature.ts';
 import { catalogFeature } from './catalog/feature.ts';
 import type { Config } from './config.ts';
-import type { Database } from './db/database.ts';
+import type { Database, DialectName, MigrationSet } from './db/database.ts';
+import { createMigrations } from './db/migrations/index.ts';
 import type { SchemaReadiness } from './db/schema-readiness.ts';
 import { healthFeature } from './health/feature.ts';
 import { mfaFeature } from './mfa/feature.ts';
@@ -37,6 +40,11 @@ export interface FeatureContext {
 export interface Feature {
   /** The folder's name, for logs. */
   name: string;
+  /**
+   * The migrations the feature adds (kept in its folder, frozen once landed), by date-prefixed
+   * name; its tables join db/schema.ts's `Tables` by module augmentation, in the feature's folder.
+   */
+  migrations?: Readonly<Record<string, (dialect: DialectName) => Migration>>;
   /** Registers the feature's routes (each feature's plugin is encapsulated). */
   routes?(app: App, context: FeatureContext): PromiseLike<unknown>;
   /** The named shapes the routes reference, for the OpenAPI document's components. */
@@ -56,3 +64,20 @@ export const FEATURES: readonly Feature[] = [
   healthFeature,
   pagesFeature,
 ];
+
+/**
+ * Every migration: the schema's history in db/migrations/ (up to 2026-11-24), then each
+ * feature's. Two with one name is a programming error, stopped at start.
+ */
+export function schemaMigrations(features: readonly Feature[] = FEATURES): MigrationSet {
+  return (dialect) => {
+    const all = createMigrations(dialect);
+    for (const feature of features) {
+      for (const [name, migration] of Object.entries(feature.migrations ?? {})) {
+        if (name in all) throw new Error(`two migrations are named ${name} (feature ${feature.name})`);
+        all[name] = migration(dialect);
+      }
+    }
+    return all;
+  };
+}

@@ -6,6 +6,7 @@ import { runInNewContext } from 'node:vm';
 import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
+import { schemaMigrations } from './features.ts';
 import { lowerThreadpoolPriority, sizeThreadpool } from './shared/threadpool.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -100,7 +101,7 @@ function keepTickLayout(): void {}
 async function supervise(config: Config): Promise<void> {
   const database = openDatabase(config.databaseUrl, config.database);
   try {
-    await database.migrate();
+    await database.migrate(schemaMigrations());
   } catch (error) {
     // Workers retry by themselves while the database is down; anything else is fatal now.
     console.error(`usher: migrations not applied at start: ${(error as Error).message}`);

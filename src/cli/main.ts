@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { type Database, openDatabase } from '../db/database.ts';
+import { schemaMigrations } from '../features.ts';
 import { createServices } from '../services.ts';
 import { AppError } from '../shared/errors.ts';
 import { checkEmail } from '../users/rules.ts';
@@ -144,7 +145,7 @@ async function run(argv: string[], config: Config, database: Database): Promise<
     return value;
   };
 
-  await database.migrate();
+  await database.migrate(schemaMigrations());
   if (command === 'migrate') {
     console.log('migrations applied');
     return 0;

@@ -1,8 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
+import { type Migration, Migrator } from 'kysely/migration';
 import pg from 'pg';
 import type { Config } from '../config.ts';
-import { createMigrations } from './migrations/index.ts';
 import { namedStatementRunner } from './pg-statement.ts';
 import { setDirectRunner } from './prepared.ts';
 import type { Tables } from './schema.ts';
@@ -11,11 +10,17 @@ import { timeFromPostgres } from './stored-time.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
+/** Migrations by their date-prefixed names (which sort in the order they run), for a dialect. */
+export type MigrationSet = (dialect: DialectName) => Record<string, Migration>;
+
 export interface Database {
   readonly db: Kysely<Tables>;
   readonly dialect: DialectName;
-  /** Applies pending migrations; safe when several instances start at once. */
-  migrate(): Promise<void>;
+  /**
+   * Applies pending migrations of `migrations` (every feature's: features.ts's schemaMigrations);
+   * safe when several instances start at once.
+   */
+  migrate(migrations: MigrationSet): Promise<void>;
   /** Resolves when the database answers a trivial query within `timeoutMs`. */
   ping(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -71,10 +76,10 @@ export function openDatabase(url: string, options: Config['database']): Database
   return {
     db,
     dialect,
-    async migrate() {
+    async migrate(migrations) {
       const migrator = new Migrator({
         db,
-        provider: { getMigrations: async () => createMigrations(dialect) },
+        provider: { getMigrations: async () => migrations(dialect) },
       });
       const { error, results } = await migrator.migrateToLatest();
       if (error) {

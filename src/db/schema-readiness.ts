@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Database } from './database.ts';
+import type { Database, MigrationSet } from './database.ts';
 import { isDatabaseUnavailable } from './errors.ts';
 
 export interface SchemaReadiness {
@@ -16,12 +16,16 @@ const RETRY_MAX_MS = 5000;
  * fleet can come up before its database) and retries in the background with capped backoff.
  * Any other migration failure is a real error and is thrown.
  */
-export async function migrateOnStart(database: Database, log: FastifyBaseLogger): Promise<SchemaReadiness> {
+export async function migrateOnStart(
+  database: Database,
+  migrations: MigrationSet,
+  log: FastifyBaseLogger,
+): Promise<SchemaReadiness> {
   let ready = false;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   try {
-    await database.migrate();
+    await database.migrate(migrations);
     ready = true;
   } catch (error) {
     if (!isDatabaseUnavailable(error) && !isDatabaseUnavailable((error as Error).cause)) throw error;
@@ -29,7 +33,7 @@ export async function migrateOnStart(database: Database, log: FastifyBaseLogger)
     let delay = RETRY_MIN_MS;
     const retry = () => {
       timer = undefined;
-      database.migrate().then(
+      database.migrate(migrations).then(
         () => {
           ready = true;
           log.info('database reachable; migrations applied');

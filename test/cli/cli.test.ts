@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { schemaMigrations } from '../../src/features.ts';
 import { sessionToken } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { freePort, postJson, runProcess, type ServerProcess, startServer } from '../helpers/process.ts';
@@ -157,7 +158,7 @@ describeEachStore('admin CLI', (store) => {
     try {
       const database = openTestDatabase({ kind: store.kind, url: fresh.url });
       try {
-        await database.migrate();
+        await database.migrate(schemaMigrations());
         const at = '2026-11-22T10:00:00.000Z';
         await database.db
           .insertInto('users')

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { SigninRepository } from '../../src/auth/signin-repository.ts';
 import type { Database } from '../../src/db/database.ts';
 import { positionsOf, runPrepared, slotted } from '../../src/db/prepared.ts';
+import { schemaMigrations } from '../../src/features.ts';
 import { SessionsRepository } from '../../src/sessions/repository.ts';
 import { UsersRepository } from '../../src/users/repository.ts';
 import { register, signIn, startApp, type TestApp } from '../helpers/app.ts';
@@ -34,7 +35,7 @@ describeEachStore('Hot lookups: direct and through Kysely', (store: Store) => {
     t = await startApp(store, 'b');
     database = openTestDatabase(store);
     // As the server's start does: the direct path needs the connection Kysely opens on first use.
-    await database.migrate();
+    await database.migrate(schemaMigrations());
     user = await register(t);
     tokenHash = createHash('sha256')
       .update(await signIn(t, user))

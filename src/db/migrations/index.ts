@@ -1,5 +1,4 @@
 import type { Migration } from 'kysely/migration';
-import { createSigninTickets } from '../../signin/migrations/2026-11-25-0014-signin-tickets.ts';
 import { createUsers } from './2026-11-22-0001-create-users.ts';
 import { createSessionsProductsReviews } from './2026-11-22-0002-sessions-products-reviews.ts';
 import { createSigninFailures } from './2026-11-22-0003-signin-failures.ts';
@@ -13,7 +12,8 @@ import { createSigninDevices } from './2026-11-24-0011-signin-devices.ts';
 import { createRegistrationLimits } from './2026-11-24-0012-registration-limits.ts';
 
 /**
- * Every migration, keyed by a date-prefixed name that sorts in the order they must run. Each gets
+ * The schema's history up to 2026-11-24, when features began to bring their own migrations
+ * (features.ts's schemaMigrations adds them). Every migration, keyed by a date-prefixed name that sorts in the order they must run. Each gets
  * the dialect so that differences (identity keys, timestamp types) are explicit, not guessed.
  */
 export function createMigrations(dialect: 'sqlite' | 'postgres'): Record<string, Migration> {
@@ -29,6 +29,5 @@ export function createMigrations(dialect: 'sqlite' | 'postgres'): Record<string,
     '2026-11-24-0010-catalog-limits': createCatalogLimits(dialect),
     '2026-11-24-0011-signin-devices': createSigninDevices(dialect),
     '2026-11-24-0012-registration-limits': createRegistrationLimits(dialect),
-    '2026-11-25-0014-signin-tickets': createSigninTickets(dialect),
   };
 }

@@ -8,9 +8,11 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
 import { HealthComponent, healthRoutes } from './health/routes.ts';
+import { mailMetrics } from './mail/metrics.ts';
 import { mfaRoutes, RecoveryCodesComponent, TotpSetupComponent } from './mfa/routes.ts';
 import { pagesRoutes } from './pages/routes.ts';
 import { PasskeyComponent, passkeyRoutes } from './passkeys/routes.ts';
+import { passwordMetrics } from './passwords/metrics.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
   errorsPlugin,
@@ -20,7 +22,7 @@ import {
 } from './plugins/errors.ts';
 import { jsonBodyPlugin } from './plugins/json-body.ts';
 import { logDestination } from './plugins/log-destination.ts';
-import { createMetrics, metricsPlugin } from './plugins/metrics.ts';
+import { createMetrics, metricsPlugin, poolMetrics } from './plugins/metrics.ts';
 import { componentsPlugin, docsPlugin, openApiPlugin } from './plugins/openapi.ts';
 import { pipelinePlugin } from './plugins/pipeline.ts';
 import { lazyChildLogger } from './plugins/request-logger.ts';
@@ -157,7 +159,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.removeContentTypeParser('text/plain');
   await app.register(jsonBodyPlugin);
   const services = createServices(config, database, options.clock);
-  const metrics = createMetrics(database, () => services.mail.waiting());
+  const metrics = createMetrics([
+    passwordMetrics(services.hasher),
+    poolMetrics(database),
+    mailMetrics(services.mail),
+  ]);
   await app.register(errorsPlugin);
   const shutdown = { closing: false };
   await app.register(shutdownPlugin, { state: shutdown });
@@ -190,8 +196,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       'ENCRYPTION_KEY is not set: two-step sign-in (TOTP) cannot be set up on PostgreSQL (503) until it is',
     );
   }
-  services.hasher.onHash = metrics.hashSeconds;
-  services.mail.onOutcome = metrics.mail;
   services.mail.log = app.log.child({ component: 'mail' });
   const guard = new Authenticator(
     services.sessions,

@@ -32,7 +32,7 @@ import { wireProfile } from './profiles/index.ts';
 import { AcceptedComponent, recoveryRoutes } from './recovery/routes.ts';
 import { RestSupportComponent, restRoutes } from './rest/routes.ts';
 import { createServices } from './services.ts';
-import { Authenticator } from './sessions/guard.ts';
+import { Authenticator, SESSION_COOKIE } from './sessions/guard.ts';
 import { sessionPlugin } from './sessions/plugin.ts';
 import { sessionsRoutes } from './sessions/routes.ts';
 import { SessionComponent, SessionListItemComponent } from './sessions/schemas.ts';
@@ -208,6 +208,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     publicUrl: config.publicUrl,
     contactUrl: config.contactUrl,
     components: documentedComponents(profile),
+    sessionCookie: SESSION_COOKIE,
   });
   await app.register(metricsPlugin, { metrics });
 

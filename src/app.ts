@@ -6,6 +6,8 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
 import { FEATURES, type Feature, type FeatureContext, schemaMigrations } from './features.ts';
+import { mailMetrics } from './mail/metrics.ts';
+import { passwordMetrics } from './passwords/metrics.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
   errorsPlugin,
@@ -15,14 +17,14 @@ import {
 } from './plugins/errors.ts';
 import { jsonBodyPlugin } from './plugins/json-body.ts';
 import { logDestination } from './plugins/log-destination.ts';
-import { createMetrics, metricsPlugin } from './plugins/metrics.ts';
+import { createMetrics, metricsPlugin, poolMetrics } from './plugins/metrics.ts';
 import { componentsPlugin, docsPlugin, openApiPlugin } from './plugins/openapi.ts';
 import { pipelinePlugin } from './plugins/pipeline.ts';
 import { lazyChildLogger } from './plugins/request-logger.ts';
 import { shutdownPlugin } from './plugins/shutdown.ts';
 import { wireProfile } from './profiles/index.ts';
 import { createServices } from './services.ts';
-import { Authenticator } from './sessions/guard.ts';
+import { Authenticator, SESSION_COOKIE } from './sessions/guard.ts';
 import { sessionPlugin } from './sessions/plugin.ts';
 import type { Clock } from './sessions/service.ts';
 import { BackgroundLoop } from './shared/background.ts';
@@ -129,7 +131,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.removeContentTypeParser('text/plain');
   await app.register(jsonBodyPlugin);
   const services = createServices(config, database, options.clock);
-  const metrics = createMetrics(database, () => services.mail.waiting());
+  const metrics = createMetrics([
+    passwordMetrics(services.hasher),
+    poolMetrics(database),
+    mailMetrics(services.mail),
+  ]);
   await app.register(errorsPlugin);
   const shutdown = { closing: false };
   await app.register(shutdownPlugin, { state: shutdown });
@@ -162,8 +168,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       'ENCRYPTION_KEY is not set: two-step sign-in (TOTP) cannot be set up on PostgreSQL (503) until it is',
     );
   }
-  services.hasher.onHash = metrics.hashSeconds;
-  services.mail.onOutcome = metrics.mail;
   services.mail.log = app.log.child({ component: 'mail' });
   const guard = new Authenticator(
     services.sessions,
@@ -176,6 +180,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     publicUrl: config.publicUrl,
     contactUrl: config.contactUrl,
     components: features.flatMap((feature) => feature.components?.(profile) ?? []),
+    sessionCookie: SESSION_COOKIE,
   });
   await app.register(metricsPlugin, { metrics });
 

@@ -1,12 +1,12 @@
-// Prometheus metrics at GET /metrics: requests by route and status, latency, sign-in outcomes,
-// password-hash time, database pool usage, and Node's process metrics. Per process: with
+// Prometheus metrics at GET /metrics: the registry, requests by route and status, latency, sign-in
+// outcomes, database pool usage and Node's process metrics; a feature's own metrics are registered
+// by that feature (passwords/metrics.ts, mail/metrics.ts) on the same registry. Per process: with
 // WORKERS=N, each scrape answers for the worker that took the connection (see README).
 
 import fp from 'fastify-plugin';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client';
 import { Type } from 'typebox';
 import type { Database } from '../db/database.ts';
-import type { MailOutcome } from '../mail/service.ts';
 import { failures } from '../shared/schemas.ts';
 
 export type SigninOutcomeLabel =
@@ -28,9 +28,13 @@ export interface Metrics {
   readonly requests: RequestMetrics;
   /** A sign-in attempt by its method and outcome, and the second factor a success also used. */
   signin(outcome: SigninOutcomeLabel, method: SigninMethodLabel, factor?: SecondFactorLabel): void;
-  hashSeconds(seconds: number): void;
-  mail(outcome: MailOutcome): void;
 }
+
+/**
+ * Registers one feature's metrics on the shared registry and connects them to what they count
+ * (mail/metrics.ts, passwords/metrics.ts); createMetrics calls each in turn.
+ */
+export type MetricFamilies = (registry: Registry) => void;
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
@@ -160,8 +164,29 @@ function register(
   registry.registerMetric({ name, help, type, get, reset } as unknown as Metric);
 }
 
-/** `mailWaiting`: how many messages are not yet sent nor given up on (read at each scrape). */
-export function createMetrics(database: Database, mailWaiting: () => Promise<number>): Metrics {
+/** `usher_db_pool_connections`: the database pool by state, read at each scrape. */
+export function poolMetrics(database: Database): MetricFamilies {
+  return (registry) => {
+    new Gauge({
+      name: 'usher_db_pool_connections',
+      help: 'Database pool connections by state (PostgreSQL; SQLite has one connection).',
+      labelNames: ['state'],
+      registers: [registry],
+      collect() {
+        const stats = database.poolStats();
+        this.set({ state: 'total' }, stats.total);
+        this.set({ state: 'idle' }, stats.idle);
+        this.set({ state: 'waiting' }, stats.waiting);
+      },
+    });
+  };
+}
+
+/**
+ * The registry: Node's process metrics, the sign-in counters, then `families` in their order, then
+ * the request metrics (the order of the families in the text).
+ */
+export function createMetrics(families: readonly MetricFamilies[]): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'usher_' });
 
@@ -183,43 +208,7 @@ export function createMetrics(database: Database, mailWaiting: () => Promise<num
     labelNames: ['factor'],
     registers: [registry],
   });
-  const hashes = new Histogram({
-    name: 'usher_password_hash_seconds',
-    help: 'Time of one argon2id hash (hashing or verifying), queueing excluded.',
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  });
-  new Gauge({
-    name: 'usher_db_pool_connections',
-    help: 'Database pool connections by state (PostgreSQL; SQLite has one connection).',
-    labelNames: ['state'],
-    registers: [registry],
-    collect() {
-      const stats = database.poolStats();
-      this.set({ state: 'total' }, stats.total);
-      this.set({ state: 'idle' }, stats.idle);
-      this.set({ state: 'waiting' }, stats.waiting);
-    },
-  });
-
-  const mails = new Counter({
-    name: 'usher_mail_deliveries_total',
-    help: 'Mail delivery attempts by outcome: sent, retry (failed this time), failed (given up).',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
-  new Gauge({
-    name: 'usher_mail_waiting',
-    help: 'Messages in the outbox not yet sent nor given up on (all instances).',
-    registers: [registry],
-    async collect() {
-      try {
-        this.set(await mailWaiting());
-      } catch {
-        // The database is down: /readyz says so; the scrape still answers with the rest.
-      }
-    },
-  });
+  for (const register of families) register(registry);
 
   return {
     registry,
@@ -230,8 +219,6 @@ export function createMetrics(database: Database, mailWaiting: () => Promise<num
       signinMethods.inc({ method, outcome });
       if (factor) secondFactors.inc({ factor });
     },
-    hashSeconds: (seconds) => hashes.observe(seconds),
-    mail: (outcome) => mails.inc({ outcome }),
   };
 }
 

@@ -6,7 +6,6 @@ import swagger from '@fastify/swagger';
 import swaggerUi, { type FastifySwaggerUiConfigOptions } from '@fastify/swagger-ui';
 import fp from 'fastify-plugin';
 import type { Profile } from '../config.ts';
-import { SESSION_COOKIE, SESSION_SECURITY } from '../sessions/guard.ts';
 import { ID_PATTERN } from '../shared/ids.ts';
 import { MAX_PAGE_SIZE } from '../shared/paging.ts';
 import {
@@ -112,7 +111,12 @@ export interface OpenApiOptions {
   contactUrl: string;
   /** The named shapes the routes reference; error bodies are added as the routes use them. */
   components: readonly Component[];
+  /** The session cookie's name (sessions/guard.ts): the document's `sessionCookie` scheme. */
+  sessionCookie: string;
 }
+
+/** The security requirement of routes that need a session: the cookie or a Bearer token. */
+const SESSION_SECURITY: Array<Record<string, string[]>> = [{ sessionCookie: [] }, { bearerToken: [] }];
 
 const kReferenced = Symbol('usher.referencedComponents');
 declare module 'fastify' {
@@ -126,7 +130,7 @@ declare module 'fastify' {
  * route that needs a session (config.auth) is documented with the session security schemes.
  */
 export const openApiPlugin = fp<OpenApiOptions>(
-  async (app, { profile, publicUrl, contactUrl, components }) => {
+  async (app, { profile, publicUrl, contactUrl, components, sessionCookie }) => {
     const referenced = new Set<string>();
     app.decorate(kReferenced, referenced);
     app.addHook('onRoute', (route) => {
@@ -182,7 +186,7 @@ export const openApiPlugin = fp<OpenApiOptions>(
             sessionCookie: {
               type: 'apiKey',
               in: 'cookie',
-              name: SESSION_COOKIE,
+              name: sessionCookie,
               description:
                 'The HttpOnly session cookie that POST /api/signin sets (SameSite=Lax). A browser keeps it and ' +
                 'sends it by itself: on the docs page, sign in with POST /api/signin and the calls after it carry ' +

@@ -1,4 +1,3 @@
-import type { SigninThrottle } from '../auth/throttle.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail } from '../mail/account-mail.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
@@ -33,6 +32,17 @@ export interface RecoveryPolicy {
   windowMs: number;
 }
 
+/**
+ * The sign-in throttle as a password reset uses it. Declared here, and met by auth/throttle.ts's
+ * SigninThrottle, so recovery/ does not depend on auth/ (as users/reauth.ts's PasswordAttempts).
+ */
+export interface ResetThrottle {
+  /** Clears the account's counted sign-in failures, from every address. */
+  forgiveAccount(accountKey: string): Promise<void>;
+  /** Makes the client a known device of the account: the token to hand it, undefined when devices are off. */
+  rememberDevice(accountKey: string, deviceToken: string | undefined): Promise<string | undefined>;
+}
+
 const invalidToken = () =>
   new AppError(
     'INVALID_TOKEN',
@@ -51,7 +61,7 @@ export class RecoveryService {
   readonly #repos: RecoveryRepositories;
   readonly #transaction: InTransaction<RecoveryRepositories>;
   readonly #hasher: PasswordHasher;
-  readonly #throttle: SigninThrottle;
+  readonly #throttle: ResetThrottle;
   readonly #accountMail: AccountMail;
   readonly #mail: MailService;
   readonly #policy: RecoveryPolicy;
@@ -61,7 +71,7 @@ export class RecoveryService {
     repositories: RecoveryRepositories;
     transaction: InTransaction<RecoveryRepositories>;
     hasher: PasswordHasher;
-    throttle: SigninThrottle;
+    throttle: ResetThrottle;
     accountMail: AccountMail;
     mail: MailService;
     policy: RecoveryPolicy;

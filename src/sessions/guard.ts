@@ -25,8 +25,6 @@ export const SESSION_COOKIE = 'usher_session';
 export const DEVICE_COOKIE = 'usher_device';
 export const DEVICE_HEADER = 'usher-device';
 
-/** OpenAPI security requirement of routes that need a session: the cookie or a Bearer token. */
-export const SESSION_SECURITY: Array<Record<string, string[]>> = [{ sessionCookie: [] }, { bearerToken: [] }];
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export interface CookiePolicy {

@@ -10,7 +10,6 @@ export interface SigninTicketsTable {
   failures: ColumnType<number, number | undefined, number>;
 }
 
-
 declare module '../db/schema.ts' {
   interface Tables {
     signin_tickets: SigninTicketsTable;

@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import type { UserLookup } from '../config.ts';
 import { PASSWORD_INPUT_MAX } from '../passwords/hasher.ts';
 import { PASSWORD_MAX } from '../passwords/policy.ts';
 import { type ErrorRenderer, renderCodeOnly } from '../plugins/errors.ts';
 import { pageOf, pagingQuery, setPageHeaders } from '../plugins/paging.ts';
-import type { WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { mapAwaitable } from '../shared/awaitable.ts';
 import { BODY_LIMITS } from '../shared/body-limits.ts';
@@ -16,7 +15,7 @@ import { BODY_ERRORS, bodyOptional, failures, noContent, success } from '../shar
 import { ReauthBody } from './reauth.ts';
 import { EMAIL_MAX, NAME_MAX } from './rules.ts';
 import { type UsersService, userNotFound } from './service.ts';
-import { USER_DEEP_SORTS, USER_SORT_KEYS, type UserSortKey } from './user.ts';
+import { USER_DEEP_SORTS, USER_SORT_KEYS, type User, type UserSortKey } from './user.ts';
 
 const UserIdParams = Type.Object({
   id: Type.String({ pattern: ID_PATTERN, description: 'User id: decimal digits, 1 to 2^63-1.' }),
@@ -65,10 +64,22 @@ const documented: { renderError: ErrorRenderer; notFoundCode: 'USER_NOT_FOUND'; 
   noStore: true,
 };
 
+/**
+ * The wire format as the user routes use it. Declared here, and met by profiles/index.ts's
+ * WireProfile, so users/ does not depend on profiles/ (which builds its shapes on users/user.ts).
+ */
+export interface UserWireFormat {
+  /** Whether GET /api/users exists. */
+  readonly serves: { readonly userList: boolean };
+  /** The user as this profile writes it, and its schema. */
+  readonly userSchema: TSchema;
+  user(user: User): object;
+}
+
 export interface UsersRoutesOptions {
   users: UsersService;
   guard: Authenticator;
-  profile: WireProfile;
+  profile: UserWireFormat;
   /** Who may look users up (USER_LOOKUP); `public` by default, the specification's behaviour. */
   lookup?: UserLookup;
 }

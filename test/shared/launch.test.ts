@@ -1,4 +1,4 @@
-// The settings a process only gets at start (config.ts, launchDefaults): the entry file starts
+// The settings a process only gets at start (launch.ts, launchDefaults): the entry file starts
 // itself again with them, in place, when they are missing, and never overrides the operator's.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -10,7 +10,7 @@ import {
   MALLOC_ARENA_MAX_DEFAULT,
   MEMORY_REDUCER_FLAG,
   SEMI_SPACE_MIB_DEFAULT,
-} from '../../src/config.ts';
+} from '../../src/launch.ts';
 import { startServer } from '../helpers/process.ts';
 import { describeUnless } from '../helpers/skip.ts';
 

@@ -2,12 +2,11 @@ import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
 import type { DestinationStream } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
-import { FEATURES, type Feature, type FeatureContext, schemaMigrations } from './features.ts';
-import { mailMetrics } from './mail/metrics.ts';
-import { passwordMetrics } from './passwords/metrics.ts';
+import { FEATURES, type Feature, type FeatureContext, housekeeping, schemaMigrations } from './features.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
   errorsPlugin,
@@ -23,11 +22,10 @@ import { pipelinePlugin } from './plugins/pipeline.ts';
 import { lazyChildLogger } from './plugins/request-logger.ts';
 import { shutdownPlugin } from './plugins/shutdown.ts';
 import { wireProfile } from './profiles/index.ts';
-import { createServices } from './services.ts';
+import { createServices, type Services } from './services.ts';
 import { Authenticator, SESSION_COOKIE } from './sessions/guard.ts';
 import { sessionPlugin } from './sessions/plugin.ts';
 import type { Clock } from './sessions/service.ts';
-import { BackgroundLoop } from './shared/background.ts';
 import { BODY_LIMITS } from './shared/body-limits.ts';
 import type { App } from './shared/fastify.ts';
 
@@ -130,12 +128,19 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // Only JSON bodies are read; anything else is a 415 before it reaches a handler.
   app.removeContentTypeParser('text/plain');
   await app.register(jsonBodyPlugin);
-  const services = createServices(config, database, options.clock);
+  // The metrics first: the services are built with what they are told (their observers), and a
+  // gauge that reads a service does so at a scrape, once the services exist.
+  let services: Services | undefined;
+  const built = () => services!;
   const metrics = createMetrics([
-    passwordMetrics(services.hasher),
+    ...features.flatMap((feature) => (feature.metrics ? [(r: Registry) => feature.metrics!(r, built)] : [])),
     poolMetrics(database),
-    mailMetrics(services.mail),
   ]);
+  services = createServices(config, database, {
+    now: options.clock,
+    observers: metrics,
+    mailLog: app.log.child({ component: 'mail' }),
+  });
   await app.register(errorsPlugin);
   const shutdown = { closing: false };
   await app.register(shutdownPlugin, { state: shutdown });
@@ -168,12 +173,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       'ENCRYPTION_KEY is not set: two-step sign-in (TOTP) cannot be set up on PostgreSQL (503) until it is',
     );
   }
-  services.mail.log = app.log.child({ component: 'mail' });
-  const guard = new Authenticator(
-    services.sessions,
-    { secure: config.session.cookieSecure },
-    config.corsOrigins,
-  );
+  const guard = new Authenticator({
+    sessions: services.sessions,
+    cookie: { secure: config.session.cookieSecure },
+    allowedOrigins: config.corsOrigins,
+  });
   await app.register(sessionPlugin, { guard });
   await app.register(openApiPlugin, {
     profile: config.profile,
@@ -184,33 +188,33 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   await app.register(metricsPlugin, { metrics });
 
-  const context: FeatureContext = { config, services, guard, profile, metrics, database, schema };
+  const context: FeatureContext = {
+    config,
+    services,
+    guard,
+    profile,
+    metrics,
+    database,
+    schema,
+    log: app.log,
+  };
   for (const feature of features) await feature.routes?.(app, context);
   await app.register(componentsPlugin);
   await app.register(docsPlugin);
 
-  // Expired sessions and sign-in failures are removed in the background, never by a request.
-  const housekeeping = setInterval(() => {
+  // What expires is removed in the background, never by a request: each feature its own.
+  const sweeping = setInterval(() => {
     if (!schema.ready) return;
-    services.housekeeping().catch((err: unknown) => app.log.warn({ err }, 'housekeeping failed'));
+    housekeeping(context.services, features).catch((err: unknown) =>
+      app.log.warn({ err }, 'housekeeping failed'),
+    );
   }, HOUSEKEEPING_INTERVAL_MS);
-  housekeeping.unref();
-  // Forgot-password asks and the outbox: at once when something is recorded here, and every
-  // MAIL_POLL_MS for what other instances recorded and for retries.
-  const delivery = new BackgroundLoop(
-    async (stopping) => {
-      if (schema.ready) await services.deliver(stopping);
-    },
-    config.mail.pollMs,
-    (err) => app.log.warn({ err }, 'mail delivery failed'),
-  );
-  services.mail.wake = () => delivery.wake();
-  delivery.wake();
-  // preClose: before the database closes (onClose), so a delivery in progress can record itself.
+  sweeping.unref();
+  const background = features.flatMap((feature) => (feature.background ? [feature.background(context)] : []));
+  // preClose: before the database closes (onClose), so background work in progress can record itself.
   app.addHook('preClose', async () => {
-    clearInterval(housekeeping);
-    await delivery.stop();
-    services.mail.close();
+    clearInterval(sweeping);
+    await Promise.all(background.map((work) => work.stop()));
   });
 
   await app.ready();

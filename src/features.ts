@@ -3,7 +3,9 @@
 // OpenAPI shapes they reference, and its background clean-up. app.ts goes over this list; a new
 // feature (a new sign-in method, say) is a new folder and one line here.
 
+import type { FastifyBaseLogger } from 'fastify';
 import type { Migration } from 'kysely/migration';
+import type { Registry } from 'prom-client';
 import { authFeature } from './auth/feature.ts';
 import { catalogFeature } from './catalog/feature.ts';
 import type { Config } from './config.ts';
@@ -11,10 +13,12 @@ import type { Database, DialectName, MigrationSet } from './db/database.ts';
 import { createMigrations } from './db/migrations/index.ts';
 import type { SchemaReadiness } from './db/schema-readiness.ts';
 import { healthFeature } from './health/feature.ts';
+import { mailFeature } from './mail/feature.ts';
 import { mfaFeature } from './mfa/feature.ts';
 import { pagesFeature } from './pages/feature.ts';
 import { passkeysFeature } from './passkeys/feature.ts';
-import type { Metrics } from './plugins/metrics.ts';
+import { passwordsFeature } from './passwords/feature.ts';
+import type { MetricObservers, Metrics } from './plugins/metrics.ts';
 import type { WireProfile } from './profiles/index.ts';
 import { recoveryFeature } from './recovery/feature.ts';
 import { restFeature } from './rest/feature.ts';
@@ -35,6 +39,7 @@ export interface FeatureContext {
   metrics: Metrics;
   database: Database;
   schema: SchemaReadiness;
+  log: FastifyBaseLogger;
 }
 
 export interface Feature {
@@ -49,12 +54,24 @@ export interface Feature {
   routes?(app: App, context: FeatureContext): PromiseLike<unknown>;
   /** The named shapes the routes reference, for the OpenAPI document's components. */
   components?(profile: WireProfile): Component[];
+  /**
+   * Registers the feature's metric families, before the services are built: it returns the
+   * observers the services are built with (and the routes count with); `services` is for what a
+   * gauge reads at each scrape.
+   */
+  metrics?(registry: Registry, services: () => Services): Partial<MetricObservers>;
+  /** Background clean-up of what expires (every minute, on every instance, never in a request). */
+  housekeeping?(services: Services): Promise<unknown>;
+  /** Work that runs in the background from the start until the app closes (before the database). */
+  background?(context: FeatureContext): { stop(): Promise<void> };
 }
 
 export const FEATURES: readonly Feature[] = [
+  passwordsFeature,
+  mailFeature,
   usersFeature,
-  authFeature,
   signinFeature,
+  authFeature,
   sessionsFeature,
   passkeysFeature,
   mfaFeature,
@@ -80,4 +97,12 @@ export function schemaMigrations(features: readonly Feature[] = FEATURES): Migra
     }
     return all;
   };
+}
+
+/** One round of every feature's housekeeping (the app runs one a minute; tests call it). */
+export async function housekeeping(
+  services: Services,
+  features: readonly Feature[] = FEATURES,
+): Promise<void> {
+  await Promise.all(features.map((feature) => feature.housekeeping?.(services)));
 }

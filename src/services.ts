@@ -15,6 +15,7 @@ import type { Tables } from './db/schema.ts';
 import { inTransaction } from './db/transactions.ts';
 import { AccountMail } from './mail/account-mail.ts';
 import { OutboxRepository } from './mail/repository.ts';
+import type { MailLog } from './mail/service.ts';
 import { MailService } from './mail/service.ts';
 import { createTransport } from './mail/transport.ts';
 import { MfaRepository } from './mfa/repository.ts';
@@ -23,10 +24,12 @@ import { TotpService } from './mfa/service.ts';
 import { PasskeysRepository } from './passkeys/repository.ts';
 import { PasskeyService, relyingParty } from './passkeys/service.ts';
 import { PasswordHasher } from './passwords/hasher.ts';
+import type { MetricObservers } from './plugins/metrics.ts';
 import { ResetRequestsRepository } from './recovery/repository.ts';
 import { RecoveryService } from './recovery/service.ts';
 import { SessionsRepository } from './sessions/repository.ts';
 import { type Clock, SessionService } from './sessions/service.ts';
+import { Signal } from './shared/signal.ts';
 import { SigninCore } from './signin/core.ts';
 import { SigninTicketsRepository } from './signin/ticket-repository.ts';
 import { AccountTokensRepository } from './tokens/repository.ts';
@@ -49,17 +52,35 @@ export interface Services {
   recovery: RecoveryService;
   passkeys: PasskeyService;
   totp: TotpService;
-  /** Background clean-up of expired sessions, sign-in attempts, tokens and old mail. */
-  housekeeping(): Promise<void>;
+  /** Registration, email-change and passkey-options limits (users/limits.ts). */
+  limits: {
+    registration: RegistrationLimits;
+    emailChange: EmailChangeLimits;
+    passkeyOptions: PasskeyOptionsLimits;
+  };
+  /** Notified when mail was recorded: the delivery loop (mail/feature.ts) listens. */
+  mailDue: Signal;
   /** Background work: forgot-password asks, then the mail that is due (until `stopping()`). */
   deliver(stopping?: () => boolean): Promise<void>;
+  /** Sent and failed mail kept FINISHED_MAIL_KEPT_MS for operators, then removed (housekeeping). */
+  purgeFinishedMail(): Promise<unknown>;
+}
+
+/** What the app gives the services it builds besides configuration (none of it for the CLI). */
+export interface ServiceOptions {
+  /** The clock sessions, the throttle, tokens and mail read; tests pass one they can move. */
+  now?: Clock;
+  /** What the metrics are told (plugins/metrics.ts's MetricObservers). */
+  observers?: Partial<Pick<MetricObservers, 'hashSeconds' | 'mailOutcome'>>;
+  /** Where the mail sender logs its deliveries. */
+  mailLog?: MailLog;
 }
 
 /** Sent and failed messages are kept this long for operators, then removed. */
 const FINISHED_MAIL_KEPT_MS = 7 * 24 * 3600 * 1000;
 
-/** `now`: the clock sessions, the throttle, tokens and mail read; tests pass one they can move. */
-export function createServices(config: Config, database: Database, now: Clock = Date.now): Services {
+export function createServices(config: Config, database: Database, options: ServiceOptions = {}): Services {
+  const now = options.now ?? Date.now;
   const postgres = database.dialect === 'postgres';
   // Row locks are PostgreSQL's; SQLite's one writer at a time needs none.
   const rowLocks = postgres;
@@ -78,29 +99,38 @@ export function createServices(config: Config, database: Database, now: Clock = 
   const repos = repositories(database.db);
   const transaction = inTransaction(database.db, repositories);
 
-  const hasher = new PasswordHasher(config.passwordHash);
+  const hasher = new PasswordHasher(config.passwordHash, { onHash: options.observers?.hashSeconds });
   const usersLimits = {
-    registration: new RegistrationLimits(config.registration, repos.limits, now),
-    emailChange: new EmailChangeLimits(config.emailChange, repos.limits, now),
-    passkeyOptions: new PasskeyOptionsLimits(config.passkeyOptions, repos.limits, now),
+    registration: new RegistrationLimits({ policy: config.registration, events: repos.limits, now }),
+    emailChange: new EmailChangeLimits({ policy: config.emailChange, events: repos.limits, now }),
+    passkeyOptions: new PasskeyOptionsLimits({ policy: config.passkeyOptions, events: repos.limits, now }),
   };
-  const sessions = new SessionService(repos.sessions, config.session, now);
+  const sessions = new SessionService({ sessions: repos.sessions, policy: config.session, now });
   const throttle = new SigninThrottle({
     attempts: repos.attempts,
     devices: new SigninDevicesRepository(database.db),
     policy: config.throttle,
     now,
   });
-  const mail = new MailService(repos.outbox, createTransport(config.mail), config.mail, now);
-  const accountMail = new AccountMail(
+  const mailDue = new Signal();
+  const mail = new MailService({
+    outbox: repos.outbox,
+    transport: createTransport(config.mail),
+    policy: config.mail,
+    now,
+    due: mailDue,
+    onOutcome: options.observers?.mailOutcome,
+    log: options.mailLog,
+  });
+  const accountMail = new AccountMail({
     mail,
-    {
+    policy: {
       publicUrl: config.publicUrl,
       passwordResetTtlMs: config.tokens.passwordResetTtlMs,
       emailVerifyTtlMs: config.tokens.emailVerifyTtlMs,
     },
     now,
-  );
+  });
   const recovery = new RecoveryService({
     repositories: repos,
     transaction,
@@ -183,22 +213,12 @@ export function createServices(config: Config, database: Database, now: Clock = 
     mail,
     recovery,
     passkeys,
-    housekeeping: async () => {
-      await Promise.all([
-        sessions.purgeExpired(),
-        throttle.purgeExpired(),
-        recovery.purge(),
-        passkeys.purgeExpired(),
-        core.purgeExpired(),
-        usersLimits.registration.purge(),
-        usersLimits.emailChange.purge(),
-        usersLimits.passkeyOptions.purge(),
-        repos.outbox.purgeFinished(new Date(now() - FINISHED_MAIL_KEPT_MS)),
-      ]);
-    },
+    mailDue,
+    limits: usersLimits,
     deliver: async (stopping = () => false) => {
       await recovery.processRequests();
       await mail.deliverDue(stopping);
     },
+    purgeFinishedMail: () => repos.outbox.purgeFinished(new Date(now() - FINISHED_MAIL_KEPT_MS)),
   };
 }

@@ -50,10 +50,10 @@ export class AccountMail {
   readonly #policy: AccountMailPolicy;
   readonly #now: () => number;
 
-  constructor(mail: MailService, policy: AccountMailPolicy, now: () => number = Date.now) {
-    this.#mail = mail;
-    this.#policy = policy;
-    this.#now = now;
+  constructor(deps: { mail: MailService; policy: AccountMailPolicy; now?: () => number }) {
+    this.#mail = deps.mail;
+    this.#policy = deps.policy;
+    this.#now = deps.now ?? Date.now;
   }
 
   /** A link to {PUBLIC_URL}/verify-email proving `user.email`, valid EMAIL_VERIFY_TTL_SECONDS. */

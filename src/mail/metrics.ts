@@ -2,10 +2,9 @@
 // messages still waiting in the outbox.
 import { Counter, Gauge } from 'prom-client';
 import type { MetricFamilies } from '../plugins/metrics.ts';
-import type { MailService } from './service.ts';
 
-/** Counts each delivery attempt `mail` reports, and reads its waiting messages at each scrape. */
-export function mailMetrics(mail: MailService): MetricFamilies {
+/** `waiting` is read at each scrape (the outbox of every instance). */
+export function mailMetrics(waiting: () => Promise<number>): MetricFamilies {
   return (registry) => {
     const mails = new Counter({
       name: 'usher_mail_deliveries_total',
@@ -19,12 +18,12 @@ export function mailMetrics(mail: MailService): MetricFamilies {
       registers: [registry],
       async collect() {
         try {
-          this.set(await mail.waiting());
+          this.set(await waiting());
         } catch {
           // The database is down: /readyz says so; the scrape still answers with the rest.
         }
       },
     });
-    mail.onOutcome = (outcome) => mails.inc({ outcome });
+    return { mailOutcome: (outcome) => mails.inc({ outcome }) };
   };
 }

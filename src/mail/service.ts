@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { Signal } from '../shared/signal.ts';
 import type { OutboxRepository, OutgoingMessage } from './repository.ts';
 import { testMessage } from './templates.ts';
 import type { Transport } from './transport.ts';
@@ -45,21 +46,32 @@ export class MailService {
   readonly #policy: MailPolicy;
   readonly #now: () => number;
   readonly #sender = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  /** Set by whoever runs the delivery loop; nothing happens at once without one (the CLI). */
-  wake: () => void = () => {};
-  onOutcome: (outcome: MailOutcome) => void = () => {};
-  log: MailLog | undefined;
+  readonly #due: Signal | undefined;
+  readonly #onOutcome: (outcome: MailOutcome) => void;
+  readonly #log: MailLog | undefined;
 
-  constructor(
-    outbox: OutboxRepository,
-    transport: Transport,
-    policy: MailPolicy,
-    now: () => number = Date.now,
-  ) {
-    this.#outbox = outbox;
-    this.#transport = transport;
-    this.#policy = policy;
-    this.#now = now;
+  constructor(deps: {
+    outbox: OutboxRepository;
+    transport: Transport;
+    policy: MailPolicy;
+    now?: () => number;
+    /** Notified by `wake()`; the delivery loop listens (nothing happens at once without one: the CLI). */
+    due?: Signal;
+    onOutcome?: (outcome: MailOutcome) => void;
+    log?: MailLog;
+  }) {
+    this.#outbox = deps.outbox;
+    this.#transport = deps.transport;
+    this.#policy = deps.policy;
+    this.#now = deps.now ?? Date.now;
+    this.#due = deps.due;
+    this.#onOutcome = deps.onOutcome ?? (() => {});
+    this.#log = deps.log;
+  }
+
+  /** After a commit that recorded mail: the delivery loop runs at once. */
+  wake(): void {
+    this.#due?.notify();
   }
 
   get transportKind(): Transport['kind'] {
@@ -97,25 +109,25 @@ export class MailService {
       const now = this.#now();
       if (now - message.createdAt.getTime() >= this.#policy.maxAgeMs) {
         await this.#outbox.markAttemptFailed(message.id, this.#sender, attempts, reason, { failed: true });
-        this.onOutcome('failed');
-        this.log?.error({ mailId: String(message.id), attempts, reason }, 'mail failed for good');
+        this.#onOutcome('failed');
+        this.#log?.error({ mailId: String(message.id), attempts, reason }, 'mail failed for good');
       } else {
         const nextAttemptAt = now + retryDelayMs(attempts);
         await this.#outbox.markAttemptFailed(message.id, this.#sender, attempts, reason, {
           failed: false,
           nextAttemptAt,
         });
-        this.onOutcome('retry');
-        this.log?.warn({ mailId: String(message.id), attempts, reason }, 'mail not delivered; will retry');
+        this.#onOutcome('retry');
+        this.#log?.warn({ mailId: String(message.id), attempts, reason }, 'mail not delivered; will retry');
       }
       return;
     }
     await this.#outbox.markSent(message.id, this.#sender, new Date(this.#now()));
-    this.onOutcome('sent');
+    this.#onOutcome('sent');
     // A written file is named with its recipient (CONTRACT), so a developer can find the message;
     // the log never holds the message itself, nor the token in its link.
     const where = file === undefined ? {} : { file, to: message.to };
-    this.log?.info({ mailId: String(message.id), via: this.#transport.kind, ...where }, 'mail sent');
+    this.#log?.info({ mailId: String(message.id), via: this.#transport.kind, ...where }, 'mail sent');
   }
 
   /** Operators' check of the transport (CLI): straight to it, not through the outbox, so errors show at once. */

@@ -12,4 +12,6 @@ export const passkeysFeature: Feature = {
       metrics,
     }),
   components: () => [PasskeyComponent],
+  housekeeping: ({ passkeys, limits }) =>
+    Promise.all([passkeys.purgeExpired(), limits.passkeyOptions.purge()]),
 };

@@ -90,10 +90,11 @@ class HashPool {
   readonly gate: LanedSemaphore<HashLane>;
   /** Recent seconds per hash, for the Retry-After of a refusal. */
   typicalSeconds = 0.05;
-  onHash: HashTimer | undefined;
+  readonly onHash: HashTimer | undefined;
   dummy: Promise<string> | undefined;
-  constructor(params: PasswordHashConfig) {
+  constructor(params: PasswordHashConfig, onHash: HashTimer | undefined) {
     this.gate = new LanedSemaphore(params.concurrency, hashLanes(params));
+    this.onHash = onHash;
   }
 }
 
@@ -108,23 +109,19 @@ export class PasswordHasher {
   readonly #pool: HashPool;
   readonly #lane: HashLane;
 
-  constructor(params: PasswordHashConfig, shared?: { pool: HashPool; lane: HashLane }) {
+  /** `onHash` is told the seconds of every hash of the pool, whichever lane (the hash metric). */
+  constructor(
+    params: PasswordHashConfig,
+    options: { onHash?: HashTimer } | { pool: HashPool; lane: HashLane } = {},
+  ) {
     this.#params = params;
-    this.#pool = shared?.pool ?? new HashPool(params);
-    this.#lane = shared?.lane ?? 'account';
+    this.#pool = 'pool' in options ? options.pool : new HashPool(params, options.onHash);
+    this.#lane = 'lane' in options ? options.lane : 'account';
   }
 
   /** A hasher on the same slots that hashes in the sign-in lane. */
   signInLane(): PasswordHasher {
     return new PasswordHasher(this.#params, { pool: this.#pool, lane: 'signin' });
-  }
-
-  /** Told the seconds of every hash of the pool, whichever lane. */
-  get onHash(): HashTimer | undefined {
-    return this.#pool.onHash;
-  }
-  set onHash(timer: HashTimer | undefined) {
-    this.#pool.onHash = timer;
   }
 
   async #derive(password: string, salt: Buffer, memoryKiB: number, passes: number, parallelism: number) {

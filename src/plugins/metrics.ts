@@ -4,7 +4,7 @@
 // WORKERS=N, each scrape answers for the worker that took the connection (see README).
 
 import fp from 'fastify-plugin';
-import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client';
 import { Type } from 'typebox';
 import type { Database } from '../db/database.ts';
 import { failures } from '../shared/schemas.ts';
@@ -22,19 +22,28 @@ export type SigninMethodLabel = string;
 /** The second factor a successful sign-in also used. */
 export type SecondFactorLabel = 'totp' | 'recovery_code';
 
-export interface Metrics {
+/**
+ * What the counted code tells the metrics: sign-in routes their attempts, the hasher its times,
+ * the mail sender its outcomes. Each is made by the feature whose metric it feeds (its
+ * `metrics` in features.ts) and handed to the code it observes when that is built.
+ */
+export interface MetricObservers {
+  /** A sign-in attempt by its method and outcome, and the second factor a success also used. */
+  signin(outcome: SigninOutcomeLabel, method: SigninMethodLabel, factor?: SecondFactorLabel): void;
+  /** The seconds of one argon2id run. */
+  hashSeconds(seconds: number): void;
+  /** One mail delivery attempt's outcome. */
+  mailOutcome(outcome: 'sent' | 'retry' | 'failed'): void;
+}
+
+export interface Metrics extends MetricObservers {
   readonly registry: Registry;
   /** Requests by route and status, and their latency (plugins/pipeline.ts records each one). */
   readonly requests: RequestMetrics;
-  /** A sign-in attempt by its method and outcome, and the second factor a success also used. */
-  signin(outcome: SigninOutcomeLabel, method: SigninMethodLabel, factor?: SecondFactorLabel): void;
 }
 
-/**
- * Registers one feature's metrics on the shared registry and connects them to what they count
- * (mail/metrics.ts, passwords/metrics.ts); createMetrics calls each in turn.
- */
-export type MetricFamilies = (registry: Registry) => void;
+/** Registers one feature's metric families on the shared registry; returns the observers that feed them. */
+export type MetricFamilies = (registry: Registry) => Partial<MetricObservers>;
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
@@ -179,47 +188,23 @@ export function poolMetrics(database: Database): MetricFamilies {
         this.set({ state: 'waiting' }, stats.waiting);
       },
     });
+    return {};
   };
 }
 
+const ignore = () => {};
+
 /**
- * The registry: Node's process metrics, the sign-in counters, then `families` in their order, then
- * the request metrics (the order of the families in the text).
+ * The registry: Node's process metrics, then `families` in their order, then the request
+ * metrics (the order of the families in the text). An observer no family provides does nothing.
  */
 export function createMetrics(families: readonly MetricFamilies[]): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'usher_' });
-
-  const signins = new Counter({
-    name: 'usher_signin_attempts_total',
-    help: 'Sign-in attempts by outcome.',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
-  const signinMethods = new Counter({
-    name: 'usher_signins_total',
-    help: 'Sign-in attempts by method (password, passkey, …) and outcome.',
-    labelNames: ['method', 'outcome'],
-    registers: [registry],
-  });
-  const secondFactors = new Counter({
-    name: 'usher_signin_second_factors_total',
-    help: 'Successful sign-ins that also used a second factor, by factor: a TOTP code or a recovery code.',
-    labelNames: ['factor'],
-    registers: [registry],
-  });
-  for (const register of families) register(registry);
-
-  return {
-    registry,
-    // Registered last, as the plugin used to: the families keep their order in the text.
-    requests: new RequestMetrics(registry),
-    signin: (outcome, method, factor) => {
-      signins.inc({ outcome });
-      signinMethods.inc({ method, outcome });
-      if (factor) secondFactors.inc({ factor });
-    },
-  };
+  const observers: MetricObservers = { signin: ignore, hashSeconds: ignore, mailOutcome: ignore };
+  for (const register of families) Object.assign(observers, register(registry));
+  // Registered last, as the plugin used to: the families keep their order in the text.
+  return { registry, requests: new RequestMetrics(registry), ...observers };
 }
 
 /** GET /metrics (each request is counted by plugins/pipeline.ts). */

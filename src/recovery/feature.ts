@@ -10,4 +10,5 @@ export const recoveryFeature: Feature = {
       deviceTtlSeconds: services.core.deviceTtlSeconds,
     }),
   components: () => [AcceptedComponent],
+  housekeeping: ({ recovery }) => recovery.purge(),
 };

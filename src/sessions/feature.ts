@@ -6,4 +6,5 @@ export const sessionsFeature: Feature = {
   name: 'sessions',
   routes: (app, { services, guard }) => app.register(sessionsRoutes, { sessions: services.sessions, guard }),
   components: () => [SessionComponent, SessionListItemComponent],
+  housekeeping: ({ sessions }) => sessions.purgeExpired(),
 };

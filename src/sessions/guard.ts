@@ -70,11 +70,15 @@ export class Authenticator {
   readonly #cookie: CookiePolicy;
   readonly #allowedOrigins: ReadonlySet<string>;
 
-  /** `allowedOrigins`: the CORS allow-list, whose pages may write with the cookie. */
-  constructor(sessions: SessionService, cookie: CookiePolicy, allowedOrigins: readonly string[] = []) {
-    this.#sessions = sessions;
-    this.#cookie = cookie;
-    this.#allowedOrigins = new Set(allowedOrigins);
+  constructor(deps: {
+    sessions: SessionService;
+    cookie: CookiePolicy;
+    /** The CORS allow-list, whose pages may write with the cookie. */
+    allowedOrigins?: readonly string[];
+  }) {
+    this.#sessions = deps.sessions;
+    this.#cookie = deps.cookie;
+    this.#allowedOrigins = new Set(deps.allowedOrigins ?? []);
   }
 
   /**

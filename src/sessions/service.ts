@@ -82,10 +82,10 @@ export class SessionService {
   readonly #policy: SessionPolicy;
   readonly #now: Clock;
 
-  constructor(sessions: SessionsRepository, policy: SessionPolicy, now: Clock = Date.now) {
-    this.#sessions = sessions;
-    this.#policy = policy;
-    this.#now = now;
+  constructor(deps: { sessions: SessionsRepository; policy: SessionPolicy; now?: Clock }) {
+    this.#sessions = deps.sessions;
+    this.#policy = deps.policy;
+    this.#now = deps.now ?? Date.now;
   }
 
   get policy(): SessionPolicy {

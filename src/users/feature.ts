@@ -6,4 +6,5 @@ export const usersFeature: Feature = {
   routes: (app, { services, guard, profile, config }) =>
     app.register(usersRoutes, { users: services.users, guard, profile, lookup: config.userLookup }),
   components: (profile) => [profile.userComponent],
+  housekeeping: ({ limits }) => Promise.all([limits.registration.purge(), limits.emailChange.purge()]),
 };

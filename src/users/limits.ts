@@ -30,10 +30,10 @@ export class WindowLimits {
   readonly #windowMs: number;
   readonly #now: () => number;
 
-  constructor(events: LimitEventsRepository, windowMs: number, now: () => number) {
-    this.#events = events;
-    this.#windowMs = windowMs;
-    this.#now = now;
+  constructor(deps: { events: LimitEventsRepository; windowMs: number; now: () => number }) {
+    this.#events = deps.events;
+    this.#windowMs = deps.windowMs;
+    this.#now = deps.now;
   }
 
   /**
@@ -92,9 +92,13 @@ export class RegistrationLimits {
   #inProgress = 0;
   readonly #byAddress = new Map<string, number>();
 
-  constructor(policy: RegistrationPolicy, events: LimitEventsRepository, now: () => number) {
+  constructor({
+    policy,
+    events,
+    now,
+  }: { policy: RegistrationPolicy; events: LimitEventsRepository; now: () => number }) {
     this.#policy = policy;
-    this.#window = new WindowLimits(events, policy.windowMs, now);
+    this.#window = new WindowLimits({ events, windowMs: policy.windowMs, now });
   }
 
   /**
@@ -167,9 +171,13 @@ export class EmailChangeLimits {
   readonly #policy: EmailChangePolicy;
   readonly #window: WindowLimits;
 
-  constructor(policy: EmailChangePolicy, events: LimitEventsRepository, now: () => number) {
+  constructor({
+    policy,
+    events,
+    now,
+  }: { policy: EmailChangePolicy; events: LimitEventsRepository; now: () => number }) {
     this.#policy = policy;
-    this.#window = new WindowLimits(events, policy.windowMs, now);
+    this.#window = new WindowLimits({ events, windowMs: policy.windowMs, now });
   }
 
   /**
@@ -217,9 +225,13 @@ export class PasskeyOptionsLimits {
   readonly #policy: PasskeyOptionsPolicy;
   readonly #window: WindowLimits;
 
-  constructor(policy: PasskeyOptionsPolicy, events: LimitEventsRepository, now: () => number) {
+  constructor({
+    policy,
+    events,
+    now,
+  }: { policy: PasskeyOptionsPolicy; events: LimitEventsRepository; now: () => number }) {
     this.#policy = policy;
-    this.#window = new WindowLimits(events, policy.windowMs, now);
+    this.#window = new WindowLimits({ events, windowMs: policy.windowMs, now });
   }
 
   async take(address: string): Promise<void> {

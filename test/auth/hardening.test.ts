@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
+import { housekeeping } from '../../src/features.ts';
 import { asUser, newUser, register, signIn, startApp, type TestApp, testConfig } from '../helpers/app.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
@@ -425,7 +426,7 @@ describeEachStore('Background housekeeping', (store) => {
       await failed();
       await services.sessions.start(u.id);
       await new Promise((r) => setTimeout(r, 1100));
-      await services.housekeeping();
+      await housekeeping(services);
       const failures = await database.db.selectFrom('signin_attempts').select('account_digest').execute();
       assert.equal(failures.length, 0, 'failures older than the window are gone');
       const sessions = await database.db.selectFrom('sessions').select('user_id').execute();

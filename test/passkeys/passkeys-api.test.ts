@@ -476,7 +476,7 @@ describeEachStore('Passkeys API', (store: Store) => {
           ).n,
         );
       assert.ok((await count()) > 0);
-      const services = createServices(config, database, () => Date.now() + FIVE_MINUTES + 1000);
+      const services = createServices(config, database, { now: () => Date.now() + FIVE_MINUTES + 1000 });
       await services.passkeys.purgeExpired();
       assert.equal(await count(), 0);
     } finally {

@@ -23,6 +23,8 @@ import { TotpService } from './mfa/service.ts';
 import { PasskeysRepository } from './passkeys/repository.ts';
 import { PasskeyService, relyingParty } from './passkeys/service.ts';
 import { PasswordHasher } from './passwords/hasher.ts';
+import { PasswordCredentialsRepository } from './passwords/repository.ts';
+import { PasswordService } from './passwords/service.ts';
 import { ResetRequestsRepository } from './recovery/repository.ts';
 import { RecoveryService } from './recovery/service.ts';
 import { SessionsRepository } from './sessions/repository.ts';
@@ -61,6 +63,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
   const rowLocks = postgres;
   const repositories = (db: Kysely<Tables>) => ({
     users: new UsersRepository(db, { rowLocks }),
+    passwords: new PasswordCredentialsRepository(db, { rowLocks }),
     sessions: new SessionsRepository(db),
     tokens: new AccountTokensRepository(db),
     outbox: new OutboxRepository(db, { rowLocks }),
@@ -74,6 +77,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
   const transaction = inTransaction(database.db, repositories);
 
   const hasher = new PasswordHasher(config.passwordHash);
+  const passwords = new PasswordService({ credentials: repos.passwords, hasher, now });
   const usersLimits = {
     registration: new RegistrationLimits(config.registration, repos.limits, now),
     emailChange: new EmailChangeLimits(config.emailChange, repos.limits, now),
@@ -99,14 +103,14 @@ export function createServices(config: Config, database: Database, now: Clock = 
   const recovery = new RecoveryService({
     repositories: repos,
     transaction,
-    hasher,
+    passwords,
     throttle,
     accountMail,
     mail,
     policy: config.passwordReset,
     now,
   });
-  const reauth = new Reauthentication({ users: repos.users, attempts: throttle, hasher, now });
+  const reauth = new Reauthentication({ users: repos.users, attempts: throttle, passwords, now });
   const passkeys = new PasskeyService({
     passkeys: new PasskeysRepository(database.db),
     users: repos.users,
@@ -128,7 +132,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
   const totp = new TotpService({
     mfa: repos.mfa,
     users: repos.users,
-    hasher,
+    passwords,
     attempts: throttle,
     transaction,
     accountMail,
@@ -140,7 +144,7 @@ export function createServices(config: Config, database: Database, now: Clock = 
     hasher,
     users: new UsersService(
       repos.users,
-      hasher,
+      passwords,
       transaction,
       accountMail,
       mail,

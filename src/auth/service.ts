@@ -137,9 +137,11 @@ export class AuthService {
     userAgent: string | undefined,
   ): Promise<SigninOutcome> {
     const found = key === '' ? undefined : await this.#signins.findSigner(key);
-    const verified = found
-      ? await this.#hasher.verify(password, found.passwordHash)
-      : await this.#hasher.verifyDummy(password);
+    // An account without a password costs the dummy hash too: refused exactly like a wrong one.
+    const verified =
+      found?.passwordHash !== undefined
+        ? await this.#hasher.verify(password, found.passwordHash)
+        : await this.#hasher.verifyDummy(password);
     if (found && verified && this.#requireVerifiedEmail && !found.user.emailVerified) {
       // The credentials were right, so they are not held against the account; only the session waits.
       await attempt.succeeded();
@@ -194,7 +196,7 @@ export class AuthService {
         : undefined;
     const started =
       found && verified
-        ? await this.#startIfHash(found.user, found.passwordHash, userAgent, match, gate, attempt, device)
+        ? await this.#startIfHash(found.user, found.passwordHash!, userAgent, match, gate, attempt, device)
         : undefined;
     if (started === 'code-spent') {
       await attempt.failed();
@@ -206,8 +208,8 @@ export class AuthService {
       return { ok: false, reason: 'credentials', userId: found?.user.id };
     }
     if (match) this.#secondFactor.signedIn(match.kind);
-    if (this.#hasher.needsRehash(found.passwordHash))
-      await this.#rehash(found.user.id, found.passwordHash, password);
+    if (this.#hasher.needsRehash(found.passwordHash!))
+      await this.#rehash(found.user.id, found.passwordHash!, password);
     return {
       ok: true,
       user: found.user,

@@ -11,7 +11,8 @@ import { SigninAttemptsRepository } from './throttle-repository.ts';
 /** The account an email names, as a password sign-in needs it: one read. */
 export interface Signer {
   user: User;
-  passwordHash: string;
+  /** Undefined for an account without a password. */
+  passwordHash: string | undefined;
   /** The account's TOTP factor, in force or pending; undefined without one. */
   totp: TotpFactor | undefined;
 }
@@ -28,8 +29,8 @@ export interface SessionGrant {
 
 export interface SigninRepositoryOptions {
   /**
-   * PostgreSQL: the grant is one statement (a data-modifying WITH), the user's row share-locked
-   * while it runs. SQLite has neither: its grant is two statements in one transaction.
+   * PostgreSQL: the grant is one statement (a data-modifying WITH), the user's password
+   * credential row share-locked while it runs. SQLite has neither: its grant is two statements in one transaction.
    */
   postgres: boolean;
 }
@@ -55,6 +56,7 @@ export class SigninRepository {
     this.#signer ??= slotted(['emailKey'], (s) =>
       this.#db
         .selectFrom('users')
+        .leftJoin('password_credentials', 'password_credentials.user_id', 'users.id')
         .leftJoin('totp_factors', 'totp_factors.user_id', 'users.id')
         .select([...USER_COLUMNS.map((column) => `users.${column}` as const), ...SIGNER_COLUMNS])
         .where('users.email_key', '=', s.emailKey),
@@ -68,7 +70,7 @@ export class SigninRepository {
     const sealed = at('secret_sealed') as string | null;
     return {
       user: userOfTuple(row),
-      passwordHash: at('password_hash') as string,
+      passwordHash: (at('password_hash') as string | null) ?? undefined,
       totp:
         totpUserId === null || sealed === null
           ? undefined
@@ -173,7 +175,7 @@ type GrantSlot = (typeof GRANT_SLOTS)[number];
 
 /** findSigner's columns after the user's; its reader takes each at its position here. */
 const SIGNER_COLUMNS = [
-  'users.password_hash',
+  'password_credentials.hash as password_hash',
   'totp_factors.user_id as totp_user_id',
   'totp_factors.secret_sealed',
   'totp_factors.confirmed_at',
@@ -182,8 +184,8 @@ const SIGNER_COLUMNS = [
 const SIGNER_AT = positionsOf(SIGNER_COLUMNS);
 
 /**
- * The session insert, as INSERT … SELECT from the user's row when it still has `passwordHash`:
- * `values` are the row's (or slots for them).
+ * The session insert, as INSERT … SELECT from the user's password credential when it still has
+ * `passwordHash` (share-locked with `lock`): `values` are the row's (or slots for them).
  */
 function insertIfHash(
   db: QueryCreator<Tables>,
@@ -196,10 +198,10 @@ function insertIfHash(
     .columns(SESSION_COLUMNS)
     .expression((eb) => {
       const user = eb
-        .selectFrom('users')
+        .selectFrom('password_credentials')
         .select(SESSION_COLUMNS.map((column) => eb.val(values[column]).as(column)))
-        .where('id', '=', values.user_id as bigint)
-        .where('password_hash', '=', passwordHash as string);
+        .where('user_id', '=', values.user_id as bigint)
+        .where('hash', '=', passwordHash as string);
       return lock ? user.forShare() : user;
     });
 }

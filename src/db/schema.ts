@@ -33,10 +33,18 @@ export interface UsersTable {
   /** Trimmed, lower-cased email: the unique, case-insensitive sign-in key. */
   email_key: string;
   name: string;
-  password_hash: string;
   created_at: Timestamp;
   updated_at: Timestamp;
   email_verified_at: MaybeTimestamp;
+}
+
+/** An account's password, for the accounts that have one (passwords/repository.ts). */
+export interface PasswordCredentialsTable {
+  user_id: Int8;
+  /** The argon2id PHC string (passwords/hasher.ts). */
+  hash: string;
+  /** When the password was set, epoch ms (a rehash at sign-in keeps it). */
+  changed_at: EpochMs;
 }
 
 export interface SessionsTable {
@@ -246,6 +254,7 @@ export interface Tables {
   totp_factors: TotpFactorsTable;
   recovery_codes: RecoveryCodesTable;
   users: UsersTable;
+  password_credentials: PasswordCredentialsTable;
   user_counts: UserCountsTable;
   product_counts: ProductCountsTable;
   review_counts: ReviewCountsTable;

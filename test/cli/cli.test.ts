@@ -171,7 +171,6 @@ describeEachStore('admin CLI', (store) => {
               email: email as string,
               email_key: email as string,
               name: name as string,
-              password_hash: 'x',
               created_at: at,
               updated_at: at,
             })),
@@ -259,7 +258,6 @@ describeEachStore('admin CLI', (store) => {
           email,
           email_key: email.toLowerCase(),
           name,
-          password_hash: 'x',
           created_at: now,
           updated_at: now,
         })

@@ -25,7 +25,6 @@ async function insertUsers(database: Database, ids: number[]): Promise<void> {
           email: `seeded${id}@example.com`,
           email_key: `seeded${id}@example.com`,
           name: `Seeded ${id}`,
-          password_hash: 'not-a-usable-hash',
           created_at: now,
           updated_at: now,
         })),

@@ -10,6 +10,7 @@ import { createTotp } from './2026-11-23-0009-totp.ts';
 import { createCatalogLimits } from './2026-11-24-0010-catalog-limits.ts';
 import { createSigninDevices } from './2026-11-24-0011-signin-devices.ts';
 import { createRegistrationLimits } from './2026-11-24-0012-registration-limits.ts';
+import { createPasswordCredentials } from './2026-11-25-0013-password-credentials.ts';
 
 /**
  * Every migration, keyed by a date-prefixed name that sorts in the order they must run. Each gets
@@ -28,5 +29,6 @@ export function createMigrations(dialect: 'sqlite' | 'postgres'): Record<string,
     '2026-11-24-0010-catalog-limits': createCatalogLimits(dialect),
     '2026-11-24-0011-signin-devices': createSigninDevices(dialect),
     '2026-11-24-0012-registration-limits': createRegistrationLimits(dialect),
+    '2026-11-25-0013-password-credentials': createPasswordCredentials(dialect),
   };
 }

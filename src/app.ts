@@ -39,7 +39,7 @@ import { BackgroundLoop } from './shared/background.ts';
 import { BODY_LIMITS } from './shared/body-limits.ts';
 import type { App } from './shared/fastify.ts';
 import type { Component } from './shared/schemas.ts';
-import { usersRoutes } from './users/routes.ts';
+import { accountComponentFor, usersRoutes } from './users/routes.ts';
 
 export interface AppOptions {
   /** Where log lines go (stdout by default); tests pass a stream to read them. */
@@ -90,6 +90,7 @@ function documentedComponents(profile: WireProfile): Component[] {
     ReviewComponent,
     HealthComponent,
     RestSupportComponent,
+    accountComponentFor(profile),
   ];
 }
 

@@ -111,8 +111,9 @@ export function createServices(config: Config, database: Database, now: Clock = 
     now,
   });
   const reauth = new Reauthentication({ users: repos.users, attempts: throttle, passwords, now });
+  const passkeysRepository = new PasskeysRepository(database.db);
   const passkeys = new PasskeyService({
-    passkeys: new PasskeysRepository(database.db),
+    passkeys: passkeysRepository,
     users: repos.users,
     sessions,
     transaction: inTransaction(database.db, (db) => ({
@@ -151,6 +152,10 @@ export function createServices(config: Config, database: Database, now: Clock = 
       throttle,
       reauth,
       usersLimits,
+      {
+        totpInForce: async (userId) => (await repos.mfa.find(userId))?.confirmed === true,
+        passkeyCount: (userId) => passkeysRepository.count(userId),
+      },
     ),
     auth: new AuthService({
       users: repos.users,

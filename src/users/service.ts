@@ -12,7 +12,7 @@ import { invalid } from '../shared/text.ts';
 import type { EmailChangeLimits, RegistrationLimits } from './limits.ts';
 import type { LimitEventsRepository } from './limits-repository.ts';
 import { confirmPresentPassword, type PasswordAttempts, type Reauthentication } from './reauth.ts';
-import { EmailTakenError, type UsersRepository } from './repository.ts';
+import { EmailTakenError, toUser, type UsersRepository } from './repository.ts';
 import { checkEmail, checkName } from './rules.ts';
 import { emailKey, USER_DEEP_SORTS, type User, type UserSortKey } from './user.ts';
 
@@ -22,9 +22,23 @@ export interface Registration {
   password: string;
 }
 
-/** What GET /api/account tells of the signed-in account besides its user object. */
-export interface AccountMethods {
+/** GET /api/account: the signed-in account, its user object and how it may sign in. */
+export interface AccountView {
+  user: User;
   password: boolean;
+  /** TOTP in force (confirmed), not a pending set-up. */
+  totp: boolean;
+  passkeys: number;
+  /** Linked external identities: none until provider sign-in exists. */
+  identities: never[];
+  /** `user` for everyone until administration exists. */
+  role: 'user';
+}
+
+/** What the account view reads from the features that keep the other sign-in methods. */
+export interface AccountMethodReaders {
+  totpInForce(userId: bigint): Promise<boolean>;
+  passkeyCount(userId: bigint): Promise<number>;
 }
 
 export interface UserUpdate {
@@ -69,6 +83,7 @@ export class UsersService {
   readonly #mail: Pick<MailService, 'wake'>;
   readonly #reauth: Reauthentication;
   readonly #limits: UsersLimits;
+  readonly #methods: AccountMethodReaders;
 
   constructor(
     users: UsersRepository,
@@ -79,7 +94,9 @@ export class UsersService {
     attempts: PasswordAttempts,
     reauth: Reauthentication,
     limits: UsersLimits,
+    methods: AccountMethodReaders,
   ) {
+    this.#methods = methods;
     this.#reauth = reauth;
     this.#limits = limits;
     this.#accountMail = accountMail;
@@ -219,9 +236,14 @@ export class UsersService {
     if (deleted.emailVerified) this.#mail.wake();
   }
 
-  /** GET /api/account: whether the account has a password. */
-  async methods(userId: bigint): Promise<AccountMethods> {
-    return { password: await this.#passwords.has(userId) };
+  /** GET /api/account: the session's user (as read with the session) and its sign-in methods. */
+  async account(actor: ActiveSession): Promise<AccountView> {
+    const [password, totp, passkeys] = await Promise.all([
+      this.#passwords.has(actor.userId),
+      this.#methods.totpInForce(actor.userId),
+      this.#methods.passkeyCount(actor.userId),
+    ]);
+    return { user: toUser(actor.owner), password, totp, passkeys, identities: [], role: 'user' };
   }
 
   /** Admin (CLI): the user with that email, in any letter case. */

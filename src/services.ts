@@ -24,6 +24,8 @@ import { TotpService } from './mfa/service.ts';
 import { PasskeysRepository } from './passkeys/repository.ts';
 import { PasskeyService, relyingParty } from './passkeys/service.ts';
 import { PasswordHasher } from './passwords/hasher.ts';
+import { PasswordCredentialsRepository } from './passwords/repository.ts';
+import { PasswordService } from './passwords/service.ts';
 import type { MetricObservers } from './plugins/metrics.ts';
 import { ResetRequestsRepository } from './recovery/repository.ts';
 import { RecoveryService } from './recovery/service.ts';
@@ -86,6 +88,7 @@ export function createServices(config: Config, database: Database, options: Serv
   const rowLocks = postgres;
   const repositories = (db: Kysely<Tables>) => ({
     users: new UsersRepository(db, { rowLocks }),
+    passwords: new PasswordCredentialsRepository(db, { rowLocks }),
     sessions: new SessionsRepository(db),
     tokens: new AccountTokensRepository(db),
     outbox: new OutboxRepository(db, { rowLocks }),
@@ -100,6 +103,7 @@ export function createServices(config: Config, database: Database, options: Serv
   const transaction = inTransaction(database.db, repositories);
 
   const hasher = new PasswordHasher(config.passwordHash, { onHash: options.observers?.hashSeconds });
+  const passwords = new PasswordService({ credentials: repos.passwords, hasher, now });
   const usersLimits = {
     registration: new RegistrationLimits({ policy: config.registration, events: repos.limits, now }),
     emailChange: new EmailChangeLimits({ policy: config.emailChange, events: repos.limits, now }),
@@ -134,7 +138,7 @@ export function createServices(config: Config, database: Database, options: Serv
   const recovery = new RecoveryService({
     repositories: repos,
     transaction,
-    hasher,
+    passwords,
     throttle,
     accountMail,
     mail,
@@ -144,7 +148,7 @@ export function createServices(config: Config, database: Database, options: Serv
   const totp = new TotpService({
     mfa: repos.mfa,
     users: repos.users,
-    hasher,
+    passwords,
     attempts: throttle,
     transaction,
     accountMail,
@@ -164,9 +168,10 @@ export function createServices(config: Config, database: Database, options: Serv
     requireVerifiedEmail: config.requireVerifiedEmail,
     now,
   });
-  const reauth = new Reauthentication({ users: repos.users, attempts: throttle, hasher, now });
+  const reauth = new Reauthentication({ users: repos.users, attempts: throttle, passwords, now });
+  const passkeysRepository = new PasskeysRepository(database.db);
   const passkeys = new PasskeyService({
-    passkeys: new PasskeysRepository(database.db),
+    passkeys: passkeysRepository,
     users: repos.users,
     core,
     transaction: inTransaction(database.db, (db) => ({
@@ -183,16 +188,20 @@ export function createServices(config: Config, database: Database, options: Serv
   });
   return {
     hasher,
-    users: new UsersService(
-      repos.users,
-      hasher,
+    users: new UsersService({
+      users: repos.users,
+      passwords,
       transaction,
       accountMail,
       mail,
-      throttle,
+      attempts: throttle,
       reauth,
-      usersLimits,
-    ),
+      limits: usersLimits,
+      methods: {
+        totpInForce: async (userId) => (await repos.mfa.find(userId))?.confirmed === true,
+        passkeyCount: (userId) => passkeysRepository.count(userId),
+      },
+    }),
     auth: new AuthService({
       core,
       users: repos.users,

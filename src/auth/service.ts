@@ -61,11 +61,13 @@ export class AuthService {
         throttle: { account: key },
         prove: async () => {
           const found = key === '' ? undefined : await this.#d.signins.findSigner(key);
-          const verified = found
-            ? await this.#d.hasher.verify(password, found.passwordHash)
-            : await this.#d.hasher.verifyDummy(password);
-          if (!found || !verified) return { ok: false, userId: found?.user.id };
-          const hash = found.passwordHash;
+          const hash = found?.passwordHash;
+          // An account without a password costs the dummy hash too: refused exactly like a wrong one.
+          const verified =
+            hash !== undefined
+              ? await this.#d.hasher.verify(password, hash)
+              : await this.#d.hasher.verifyDummy(password);
+          if (!found || hash === undefined || !verified) return { ok: false, userId: found?.user.id };
           return {
             ok: true,
             user: found.user,

@@ -11,7 +11,8 @@ import { SigninAttemptsRepository } from './throttle-repository.ts';
 /** The account an email names, as a password sign-in needs it: one read. */
 export interface Signer {
   user: User;
-  passwordHash: string;
+  /** Undefined for an account without a password. */
+  passwordHash: string | undefined;
   /** The account's TOTP factor, in force or pending; undefined without one. */
   totp: TotpFactor | undefined;
 }
@@ -29,8 +30,8 @@ export interface SessionGrant {
 
 export interface SigninRepositoryOptions {
   /**
-   * PostgreSQL: the grant is one statement (a data-modifying WITH), the user's row share-locked
-   * while it runs. SQLite has neither: its grant is two statements in one transaction.
+   * PostgreSQL: the grant is one statement (a data-modifying WITH), the user's password
+   * credential row share-locked while it runs. SQLite has neither: its grant is two statements in one transaction.
    */
   postgres: boolean;
 }
@@ -56,6 +57,7 @@ export class SigninRepository {
     this.#signer ??= slotted(['emailKey'], (s) =>
       this.#db
         .selectFrom('users')
+        .leftJoin('password_credentials', 'password_credentials.user_id', 'users.id')
         .leftJoin('totp_factors', 'totp_factors.user_id', 'users.id')
         .select([...USER_COLUMNS.map((column) => `users.${column}` as const), ...SIGNER_COLUMNS])
         .where('users.email_key', '=', s.emailKey),
@@ -69,7 +71,7 @@ export class SigninRepository {
     const sealed = at('secret_sealed') as string | null;
     return {
       user: userOfTuple(row),
-      passwordHash: at('password_hash') as string,
+      passwordHash: (at('password_hash') as string | null) ?? undefined,
       totp:
         totpUserId === null || sealed === null
           ? undefined
@@ -175,7 +177,7 @@ type GrantSlot = (typeof GRANT_SLOTS)[number];
 
 /** findSigner's columns after the user's; its reader takes each at its position here. */
 const SIGNER_COLUMNS = [
-  'users.password_hash',
+  'password_credentials.hash as password_hash',
   'totp_factors.user_id as totp_user_id',
   'totp_factors.secret_sealed',
   'totp_factors.confirmed_at',
@@ -184,8 +186,8 @@ const SIGNER_COLUMNS = [
 const SIGNER_AT = positionsOf(SIGNER_COLUMNS);
 
 /**
- * The session insert, as INSERT … SELECT from the user's row when it still has `passwordHash`:
- * `values` are the row's (or slots for them).
+ * The session insert, as INSERT … SELECT from the user's password credential when it still has
+ * `passwordHash` (share-locked with `lock`): `values` are the row's (or slots for them).
  */
 function insertIfHash(
   db: QueryCreator<Tables>,
@@ -197,13 +199,19 @@ function insertIfHash(
     .insertInto('sessions')
     .columns(SESSION_COLUMNS)
     .expression((eb) => {
-      const user = eb
-        .selectFrom('users')
-        .select(SESSION_COLUMNS.map((column) => eb.val(values[column]).as(column)))
-        .where('id', '=', values.user_id as bigint);
-      const fenced =
-        passwordHash === undefined ? user : user.where('password_hash', '=', passwordHash as string);
-      return lock ? fenced.forShare() : fenced;
+      const columns = SESSION_COLUMNS.map((column) => eb.val(values[column]).as(column));
+      // Unfenced (a method without a password): as long as the account exists.
+      if (passwordHash === undefined)
+        return eb
+          .selectFrom('users')
+          .select(columns)
+          .where('id', '=', values.user_id as bigint);
+      const held = eb
+        .selectFrom('password_credentials')
+        .select(columns)
+        .where('user_id', '=', values.user_id as bigint)
+        .where('hash', '=', passwordHash as string);
+      return lock ? held.forShare() : held;
     });
 }
 

@@ -19,7 +19,8 @@ const HELP: Record<string, string> = {
   '': `Usage: usher <command> [options]
 
 Commands:
-  users add --email E --name N     register a user (password from stdin or a hidden prompt)
+  users add --email E --name N     register a user (password from stdin or a hidden prompt;
+                                   --no-password: an account without one)
   users list [--json]              list every user
   users import FILE                import users from JSON lines or CSV (email,name,password)
   users set-password --email E     set a new password (stdin or prompt); ends the user's sessions
@@ -32,10 +33,14 @@ The database and settings come from the same environment variables as the server
 In the repository, run it as "npx usher <command>" (or "npm run cli -- <command>").
 Run "usher <command> --help" for one command.`,
   'users add': `Usage: usher users add --email E --name N
+       usher users add --email E --name N --no-password
 
 Registers a user by the same rules as POST /api/users. The password is read from standard input
 when it is piped (first line), or asked twice without echo on a terminal; never from arguments.
-  printf '%s\\n' "$PASSWORD" | npx usher users add --email ada@example.com --name Ada`,
+  printf '%s\\n' "$PASSWORD" | npx usher users add --email ada@example.com --name Ada
+With --no-password, nothing is read: the account has no password (a password sign-in fails as
+with a wrong one) until its owner sets one through forgot-password, or an operator with
+"users set-password".`,
   'users list': `Usage: usher users list [--json]
 
 Prints every user in id order: a table with a header row (once every user is read, to align its
@@ -115,6 +120,7 @@ function parseOptions(argv: string[], command: string) {
         name: { type: 'string' },
         to: { type: 'string' },
         json: { type: 'boolean' },
+        'no-password': { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -145,6 +151,9 @@ async function run(argv: string[], config: Config, database: Database): Promise<
     return value;
   };
 
+  if (values['no-password'] && command !== 'users add')
+    throw new UsageError('--no-password is an option of "users add" only', command);
+
   await database.migrate(schemaMigrations());
   if (command === 'migrate') {
     console.log('migrations applied');
@@ -155,7 +164,9 @@ async function run(argv: string[], config: Config, database: Database): Promise<
     case 'users add': {
       const email = need('email');
       const name = need('name');
-      const user = await users.register({ email, name, password: await readPassword() });
+      const user = values['no-password']
+        ? await users.registerWithoutPassword({ email, name })
+        : await users.register({ email, name, password: await readPassword() });
       console.log(`created user ${userLine(user)}`);
       return 0;
     }

@@ -3,12 +3,12 @@ import { type ColumnType, sql } from 'kysely';
 // Both drivers read rows into these types, normalised in one place each: PostgreSQL's int8 is
 // parsed as a bigint (database.ts) and node:sqlite reads every integer as a bigint, then turns
 // the columns named below into what PostgreSQL returns for them (sqlite-dialect.ts).
-type Int8 = ColumnType<bigint, bigint | number, bigint | number>;
+export type Int8 = ColumnType<bigint, bigint | number, bigint | number>;
 type GeneratedInt8 = ColumnType<bigint, bigint | undefined, bigint>;
 /** Written as ISO 8601 text; read as a Date (timestamptz on PostgreSQL, text on SQLite). */
 type Timestamp = ColumnType<Date, string, string>;
 /** Epoch milliseconds in a bigint column. */
-type EpochMs = ColumnType<bigint, number, number>;
+export type EpochMs = ColumnType<bigint, number, number>;
 
 /** Timestamp columns, by name: SQLite stores them as text, which its adapter reads back as Dates. */
 export const TIMESTAMP_COLUMNS: ReadonlySet<string> = new Set([
@@ -33,7 +33,6 @@ export interface UsersTable {
   /** Trimmed, lower-cased email: the unique, case-insensitive sign-in key. */
   email_key: string;
   name: string;
-  password_hash: string;
   created_at: Timestamp;
   updated_at: Timestamp;
   email_verified_at: MaybeTimestamp;

@@ -6,7 +6,7 @@ import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail } from '../mail/account-mail.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
 import type { MailService } from '../mail/service.ts';
-import type { PasswordHasher } from '../passwords/hasher.ts';
+import type { PasswordService } from '../passwords/service.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import { invalid } from '../shared/text.ts';
@@ -96,8 +96,8 @@ const hashRecoveryCode = (normalised: string) => createHash('sha256').update(nor
 
 export interface TotpServiceDeps {
   mfa: MfaRepository;
-  users: UsersRepository;
-  hasher: PasswordHasher;
+  users: Pick<UsersRepository, 'findById'>;
+  passwords: Pick<PasswordService, 'verify'>;
   attempts: PasswordAttempts;
   transaction: InTransaction<MfaRepositories>;
   accountMail: AccountMail;
@@ -120,7 +120,7 @@ export class TotpService {
   }
 
   async #confirmPassword(actor: ActiveSession, password: string | undefined, address: string) {
-    const current = await this.#d.users.findCredentialsById(actor.userId);
+    const current = await this.#d.users.findById(actor.userId);
     if (!current) throw new AppError('UNAUTHENTICATED', 'The session has ended; sign in again.');
     await confirmPresentPassword(
       this.#d,
@@ -130,7 +130,7 @@ export class TotpService {
       'password',
       'your present password is required',
     );
-    return current.user;
+    return current;
   }
 
   /**

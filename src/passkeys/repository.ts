@@ -122,6 +122,16 @@ export class PasskeysRepository {
     return rows.map((r) => ({ id: r.credential_id, transports: parseTransports(r.transports) }));
   }
 
+  /** How many passkeys the user has. */
+  async count(userId: bigint): Promise<number> {
+    const row = await this.#db
+      .selectFrom('passkeys')
+      .select(({ fn }) => fn.countAll<number | string | bigint>().as('passkeys'))
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
+    return Number(row.passkeys);
+  }
+
   async list(userId: bigint, limit: number): Promise<PasskeyView[]> {
     const rows = await this.#db
       .selectFrom('passkeys')

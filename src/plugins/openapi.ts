@@ -40,7 +40,7 @@ type Tag = (typeof TAGS)[number]['name'];
 
 /** Groups operations in the document by the first path segment that names a feature. */
 function tagFor(url: string): Tag {
-  if (url.startsWith('/api/users')) return 'users';
+  if (url.startsWith('/api/users') || url === '/api/account') return 'users';
   if (url.startsWith('/api/sign') || url.startsWith('/api/session')) return 'sessions';
   if (url.startsWith('/api/password') || url.startsWith('/api/email')) return 'account recovery';
   if (url.startsWith('/api/mfa') || url.startsWith('/api/passkeys')) return 'second factors';

@@ -3,8 +3,8 @@ import type { AccountMail } from '../mail/account-mail.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
 import type { MailService } from '../mail/service.ts';
 import type { MfaRepository } from '../mfa/repository.ts';
-import type { PasswordHasher } from '../passwords/hasher.ts';
 import { checkPassword } from '../passwords/policy.ts';
+import type { PasswordRepositories, PasswordService } from '../passwords/service.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import { addressKey } from '../shared/address.ts';
 import { AppError } from '../shared/errors.ts';
@@ -15,7 +15,7 @@ import { EMAIL_MAX } from '../users/rules.ts';
 import { emailKey } from '../users/user.ts';
 import type { ResetRequestsRepository } from './repository.ts';
 
-export interface RecoveryRepositories {
+export interface RecoveryRepositories extends PasswordRepositories {
   users: UsersRepository;
   sessions: SessionsRepository;
   tokens: AccountTokensRepository;
@@ -60,7 +60,7 @@ const PENDING_BATCH = 50;
 export class RecoveryService {
   readonly #repos: RecoveryRepositories;
   readonly #transaction: InTransaction<RecoveryRepositories>;
-  readonly #hasher: PasswordHasher;
+  readonly #passwords: PasswordService;
   readonly #throttle: ResetThrottle;
   readonly #accountMail: AccountMail;
   readonly #mail: MailService;
@@ -70,7 +70,7 @@ export class RecoveryService {
   constructor(deps: {
     repositories: RecoveryRepositories;
     transaction: InTransaction<RecoveryRepositories>;
-    hasher: PasswordHasher;
+    passwords: PasswordService;
     throttle: ResetThrottle;
     accountMail: AccountMail;
     mail: MailService;
@@ -79,7 +79,7 @@ export class RecoveryService {
   }) {
     this.#repos = deps.repositories;
     this.#transaction = deps.transaction;
-    this.#hasher = deps.hasher;
+    this.#passwords = deps.passwords;
     this.#throttle = deps.throttle;
     this.#accountMail = deps.accountMail;
     this.#mail = deps.mail;
@@ -124,16 +124,15 @@ export class RecoveryService {
     for (const request of await this.#repos.requests.pending(PENDING_BATCH)) {
       const sent = await this.#transaction(async (repos) => {
         if (!(await repos.requests.take(request.id))) return false;
+        // An account without a password is mailed a link too: the reset sets its first one.
         const found =
-          request.emailKey === '' ? undefined : await repos.users.findCredentials(request.emailKey);
+          request.emailKey === '' ? undefined : await repos.users.findByEmailKey(request.emailKey);
         if (!found) return false;
         const since = new Date(this.#now() - this.#policy.windowMs);
-        if (
-          (await repos.tokens.countSince(found.user.id, 'password-reset', since)) >= this.#policy.perAccount
-        ) {
+        if ((await repos.tokens.countSince(found.id, 'password-reset', since)) >= this.#policy.perAccount) {
           return false;
         }
-        await this.#accountMail.passwordReset(repos, found.user);
+        await this.#accountMail.passwordReset(repos, found);
         return true;
       });
       if (sent) queued += 1;
@@ -158,7 +157,7 @@ export class RecoveryService {
     if (!tokenHash || !(await this.#repos.tokens.find(tokenHash, 'password-reset', new Date(this.#now())))) {
       throw invalidToken();
     }
-    const passwordHash = await this.#hasher.hash(await checkPassword(password));
+    const next = await this.#passwords.prepare(await checkPassword(password));
     const user = await this.#transaction(async (repos) => {
       const now = new Date(this.#now());
       const holder = await repos.tokens.consume(tokenHash, 'password-reset', now);
@@ -167,7 +166,8 @@ export class RecoveryService {
       // new address, which the reset marks verified).
       if (!user || holder.email === null || emailKey(holder.email) !== emailKey(user.email))
         throw invalidToken();
-      await repos.users.setPasswordHash(user.id, passwordHash);
+      // Sets the account's password, whether it had one or not.
+      await this.#passwords.set(repos, user.id, next);
       await repos.users.markEmailVerified(user.id, now);
       await repos.sessions.deleteForUser(user.id);
       await repos.tokens.voidAll(user.id, 'password-reset', now);

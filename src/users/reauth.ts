@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
-import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
+import { HashOverloadedError } from '../passwords/hasher.ts';
+import type { PasswordProof, PasswordService } from '../passwords/service.ts';
 import { AppError } from '../shared/errors.ts';
 import { invalid } from '../shared/text.ts';
-import type { Credentials, UsersRepository } from './repository.ts';
-import { emailKey } from './user.ts';
+import type { UsersRepository } from './repository.ts';
+import { emailKey, type User } from './user.ts';
 
 /**
  * A sign-in this recent counts as re-authentication: a passkey outlives sessions and password
@@ -29,22 +30,30 @@ export interface PasswordAttempts {
   >;
 }
 
+/** What re-authentication needs: the sign-in throttle and the password check. */
+export interface PresentPasswordDeps {
+  attempts: PasswordAttempts;
+  passwords: Pick<PasswordService, 'verify'>;
+}
+
 /**
  * Checks the present password the way a sign-in would: through that account's sign-in throttle
  * (keyed on its email and the client's address), so guessing it here costs what guessing at
- * /api/signin does, and a wrong one counts there too. A missing one is not an attempt. Failures
- * name `field`, the body field the password came in.
+ * /api/signin does, and a wrong one counts there too. A missing one is not an attempt. An account
+ * without a password has no present password: any is answered as a wrong one, counted alike.
+ * Failures name `field`, the body field the password came in. Resolves the proof a change made
+ * on its strength is fenced by.
  */
 export async function confirmPresentPassword(
-  deps: { attempts: PasswordAttempts; hasher: PasswordHasher },
-  current: Credentials,
+  deps: PresentPasswordDeps,
+  user: User,
   password: string | undefined,
   address: string,
   field: string,
   missing: string,
-): Promise<void> {
+): Promise<PasswordProof> {
   if (password === undefined) throw invalid(field, missing);
-  const verdict = await deps.attempts.begin(emailKey(current.user.email), address);
+  const verdict = await deps.attempts.begin(emailKey(user.email), address);
   if (!verdict.allowed) {
     throw new AppError(
       'SIGNIN_FAILED',
@@ -53,21 +62,20 @@ export async function confirmPresentPassword(
       { 'retry-after': String(verdict.retryAfterSeconds) },
     );
   }
-  let right: boolean;
+  let checked: Awaited<ReturnType<PasswordService['verify']>>;
   try {
-    // Longer than any password can be: wrong without hashing it (NFKC could grow it 18-fold).
-    right =
-      password.length <= PASSWORD_INPUT_MAX && (await deps.hasher.verify(password, current.passwordHash));
+    checked = await deps.passwords.verify(user.id, password);
   } catch (error) {
     // Too busy to hash: never judged, so not held against the account.
     if (error instanceof HashOverloadedError) await verdict.attempt.abandoned();
     throw error;
   }
-  if (!right) {
+  if (checked.result !== 'right') {
     await verdict.attempt.failed();
     throw invalid(field, 'is not your present password');
   }
   await verdict.attempt.succeeded();
+  return checked.proof;
 }
 
 /**
@@ -78,18 +86,18 @@ export async function confirmPresentPassword(
  * a fresh session: a wrong one is never let through.
  */
 export class Reauthentication {
-  readonly #users: Pick<UsersRepository, 'findCredentialsById'>;
-  readonly #deps: { attempts: PasswordAttempts; hasher: PasswordHasher };
+  readonly #users: Pick<UsersRepository, 'findById'>;
+  readonly #deps: PresentPasswordDeps;
   readonly #now: () => number;
 
   constructor(deps: {
-    users: Pick<UsersRepository, 'findCredentialsById'>;
+    users: Pick<UsersRepository, 'findById'>;
     attempts: PasswordAttempts;
-    hasher: PasswordHasher;
+    passwords: Pick<PasswordService, 'verify'>;
     now: () => number;
   }) {
     this.#users = deps.users;
-    this.#deps = { attempts: deps.attempts, hasher: deps.hasher };
+    this.#deps = { attempts: deps.attempts, passwords: deps.passwords };
     this.#now = deps.now;
   }
 
@@ -111,7 +119,7 @@ export class Reauthentication {
         `${action} needs a recent sign-in: send your present password as currentPassword, or sign in again and retry within 10 minutes.`,
       );
     }
-    const current = await this.#users.findCredentialsById(actor.userId);
+    const current = await this.#users.findById(actor.userId);
     if (!current) throw new AppError('UNAUTHENTICATED', 'The session has ended; sign in again.');
     await confirmPresentPassword(
       this.#deps,

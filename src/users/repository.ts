@@ -4,6 +4,7 @@ import { paged } from '../db/paging.ts';
 import { type NamedQuery, named, runPrepared, type Tuple } from '../db/prepared.ts';
 import { countedTotal, pageInIdOrder, type RangeCounts } from '../db/range-pages.ts';
 import { type Tables, USER_COUNT_SPAN, type UsersTable } from '../db/schema.ts';
+import { PasswordCredentialsRepository } from '../passwords/repository.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import { accountDigest, emailKey, type User, type UserSortKey } from './user.ts';
@@ -79,40 +80,30 @@ export interface NewUser {
   email: string;
   emailKey: string;
   name: string;
-  passwordHash: string;
-}
-
-export interface Credentials {
-  user: User;
-  passwordHash: string;
 }
 
 export interface UsersRepositoryOptions {
-  /** PostgreSQL: share-lock a user row read to check its hash (SQLite's transactions lock the file). */
+  /** PostgreSQL: lock the rows a check reads until its transaction ends (SQLite's transactions lock the file). */
   rowLocks: boolean;
 }
 
 export class UsersRepository {
   readonly #db: Kysely<Tables>;
   readonly #options: UsersRepositoryOptions;
+  readonly #credentials: PasswordCredentialsRepository;
   #byId: NamedQuery | undefined;
   constructor(db: Kysely<Tables>, options: UsersRepositoryOptions) {
     this.#db = db;
     this.#options = options;
+    this.#credentials = new PasswordCredentialsRepository(db, options);
   }
 
   /**
-   * True when the user exists and still has this password hash. In a transaction on PostgreSQL
-   * the row stays share-locked until it ends, so a concurrent password change or deletion waits
-   * for it (and then sees what it wrote), or committed before and this answers false.
+   * For sign-in (auth/service.ts): true when the user exists and still has this password hash
+   * (passwords/repository.ts's `holds`: share-locked on PostgreSQL in a transaction).
    */
-  async hasPasswordHash(id: bigint, passwordHash: string): Promise<boolean> {
-    const query = this.#db
-      .selectFrom('users')
-      .select('id')
-      .where('id', '=', id)
-      .where('password_hash', '=', passwordHash);
-    return (await (this.#options.rowLocks ? query.forShare() : query).executeTakeFirst()) !== undefined;
+  hasPasswordHash(id: bigint, passwordHash: string): Promise<boolean> {
+    return this.#credentials.holds(id, passwordHash);
   }
 
   /** The user, or undefined; a value rather than a promise when the rows are there at once (SQLite). */
@@ -123,23 +114,14 @@ export class UsersRepository {
     return mapAwaitable(runPrepared(this.#db, this.#byId, [id]), firstUser);
   }
 
-  async findCredentials(emailKey: string): Promise<Credentials | undefined> {
+  /** The user with this email key (emailKey of their email), or undefined. */
+  async findByEmailKey(emailKey: string): Promise<User | undefined> {
     const row = await this.#db
       .selectFrom('users')
-      .select([...USER_COLUMNS, 'password_hash'])
+      .select(USER_COLUMNS)
       .where('email_key', '=', emailKey)
       .executeTakeFirst();
-    return row && { user: toUser(row), passwordHash: row.password_hash };
-  }
-
-  /** The user and their hash, by id: to check a password the user types again. */
-  async findCredentialsById(id: bigint): Promise<Credentials | undefined> {
-    const row = await this.#db
-      .selectFrom('users')
-      .select([...USER_COLUMNS, 'password_hash'])
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row && { user: toUser(row), passwordHash: row.password_hash };
+    return row && toUser(row);
   }
 
   /** Inserts a user; throws EmailTakenError when the email key is already used (race-safe). */
@@ -152,7 +134,6 @@ export class UsersRepository {
           email: user.email,
           email_key: user.emailKey,
           name: user.name,
-          password_hash: user.passwordHash,
           created_at: now,
           updated_at: now,
         })
@@ -191,14 +172,12 @@ export class UsersRepository {
       .execute();
   }
 
-  /** Replaces the hash only if it is still the one that was verified, so a concurrent change wins. */
+  /**
+   * For sign-in's rehash (auth/service.ts): replaces the hash only if it is still the one that was
+   * verified, so a concurrent change wins (passwords/repository.ts's `replace`).
+   */
   async replacePasswordHash(id: bigint, expected: string, next: string): Promise<void> {
-    await this.#db
-      .updateTable('users')
-      .set({ password_hash: next })
-      .where('id', '=', id)
-      .where('password_hash', '=', expected)
-      .execute();
+    await this.#credentials.replace(id, expected, next);
   }
 
   /** The email is shown to reach its owner (kept as it is if it already was). */
@@ -208,14 +187,6 @@ export class UsersRepository {
       .set({ email_verified_at: at.toISOString() })
       .where('id', '=', id)
       .where('email_verified_at', 'is', null)
-      .execute();
-  }
-
-  async setPasswordHash(id: bigint, passwordHash: string): Promise<void> {
-    await this.#db
-      .updateTable('users')
-      .set({ password_hash: passwordHash, updated_at: new Date().toISOString() })
-      .where('id', '=', id)
       .execute();
   }
 
@@ -241,28 +212,24 @@ export class UsersRepository {
   }
 
   /**
-   * Replaces email and name, and the hash when one is given. Throws EmailTakenError when another
-   * user has the email key. Resolves undefined when the user no longer exists, or no longer has
-   * `ifPasswordHash` when that is given.
+   * Replaces email and name. Throws EmailTakenError when another user has the email key. Resolves
+   * undefined when the user no longer exists.
    */
   async update(id: bigint, changes: UserChanges): Promise<User | undefined> {
     try {
       // A new email takes the account's known devices along: the key they are stored under is
       // read in this transaction, locked on PostgreSQL, so a concurrent change cannot strand them.
       const before = changes.unverify ? await this.#emailKeyOf(id) : undefined;
-      let query = this.#db
+      const query = this.#db
         .updateTable('users')
         .set({
           email: changes.email,
           email_key: changes.emailKey,
           name: changes.name,
           updated_at: new Date().toISOString(),
-          ...(changes.passwordHash === undefined ? {} : { password_hash: changes.passwordHash }),
           ...(changes.unverify ? { email_verified_at: null } : {}),
         })
         .where('id', '=', id);
-      if (changes.ifPasswordHash !== undefined)
-        query = query.where('password_hash', '=', changes.ifPasswordHash);
       const row = await query.returning(USER_COLUMNS).executeTakeFirst();
       if (row && before && before.email_key !== changes.emailKey)
         await this.#moveDevices(before.email_key, changes.emailKey);
@@ -278,6 +245,11 @@ export class UsersRepository {
    * Answers the user as the row was when deleted (undefined: no such user), for a goodbye mail.
    */
   async delete(id: bigint): Promise<User | undefined> {
+    // The credential row is locked first, as password writes and sign-in's fence lock it before
+    // the user row (PostgreSQL; the deletion takes it by cascade otherwise, after the user row).
+    if (this.#options.rowLocks && !this.#db.isTransaction)
+      return this.#db.transaction().execute((trx) => new UsersRepository(trx, this.#options).delete(id));
+    await this.#credentials.lockForDelete(id);
     const row = await this.#db
       .deleteFrom('users')
       .where('id', '=', id)
@@ -295,9 +267,6 @@ export interface UserChanges {
   email: string;
   emailKey: string;
   name: string;
-  passwordHash?: string | undefined;
-  /** Only if the stored hash is still this one (the one the present password was checked against). */
-  ifPasswordHash?: string | undefined;
   /** The email is a new one: not verified until a link mailed to it is followed. */
   unverify?: boolean;
 }

@@ -11,7 +11,15 @@ import { mapAwaitable } from '../shared/awaitable.ts';
 import { BODY_LIMITS } from '../shared/body-limits.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
 import { MAX_PAGE_DEPTH, type PageRequest, pageRequest } from '../shared/paging.ts';
-import { BODY_ERRORS, bodyOptional, failures, noContent, success } from '../shared/schemas.ts';
+import {
+  BODY_ERRORS,
+  bodyOptional,
+  component,
+  failures,
+  noContent,
+  success,
+  Timestamp,
+} from '../shared/schemas.ts';
 import { ReauthBody } from './reauth.ts';
 import { EMAIL_MAX, NAME_MAX } from './rules.ts';
 import { type UsersService, userNotFound } from './service.ts';
@@ -57,6 +65,44 @@ const UpdateBody = Type.Object(
 );
 
 const AUTH_ERRORS = ['UNAUTHENTICATED', 'FORBIDDEN'] as const;
+
+/** GET /api/account's answer; named per profile since it holds the profile's user. */
+export const accountComponentFor = (profile: Pick<UserWireFormat, 'userSchema'>) =>
+  component(
+    'Account',
+    Type.Object(
+      {
+        user: profile.userSchema,
+        password: Type.Boolean({
+          description: 'The account has a password (one made through forgot-password counts).',
+        }),
+        totp: Type.Boolean({ description: 'Two-step sign-in (TOTP) is in force: set up and confirmed.' }),
+        passkeys: Type.Integer({ minimum: 0, description: 'How many passkeys the account has.' }),
+        identities: Type.Array(
+          Type.Object(
+            {
+              id: Type.String({ maxLength: 64 }),
+              provider: Type.String({ maxLength: 64 }),
+              email: Type.String({ maxLength: EMAIL_MAX }),
+              createdAt: Timestamp(),
+            },
+            { additionalProperties: false, description: 'An external identity linked to the account.' },
+          ),
+          {
+            maxItems: 0,
+            description: 'Linked external identities: always empty until sign-in with a provider exists.',
+          },
+        ),
+        role: Type.Literal('user', {
+          description: 'What the account may administer: `user` (nothing) for every account for now.',
+        }),
+      },
+      {
+        additionalProperties: false,
+        description: 'The signed-in account and the ways it can sign in.',
+      },
+    ),
+  );
 
 const documented: { renderError: ErrorRenderer; notFoundCode: 'USER_NOT_FOUND'; noStore: true } = {
   renderError: renderCodeOnly,
@@ -171,6 +217,30 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       },
     );
   }
+
+  app.get(
+    '/api/account',
+    {
+      schema: {
+        summary: 'Your account and how it signs in',
+        operationId: 'getAccount',
+        description:
+          'The signed-in user, whether the account has a password (an account may have none: then a password ' +
+          'sign-in fails as with a wrong password, and forgot-password sets one), whether TOTP is in force, ' +
+          'how many passkeys it has, its linked identities and its role. The same in both profiles, but for ' +
+          "the user object, which is the profile's.",
+        response: {
+          200: success(accountComponentFor(profile).ref, 'The account.'),
+          ...failures(['UNAUTHENTICATED']),
+        },
+      },
+      config: { auth: 'session', noStore: true },
+    },
+    async (request) => {
+      const account = await users.account(currentSession(request));
+      return { ...account, user: profile.user(account.user) };
+    },
+  );
 
   app.post(
     '/api/users',

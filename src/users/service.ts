@@ -1,8 +1,8 @@
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
-import type { PasswordHasher } from '../passwords/hasher.ts';
 import { checkPassword } from '../passwords/policy.ts';
+import type { PasswordProof, PasswordRepositories, PasswordService } from '../passwords/service.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
@@ -12,7 +12,7 @@ import { invalid } from '../shared/text.ts';
 import type { EmailChangeLimits, RegistrationLimits } from './limits.ts';
 import type { LimitEventsRepository } from './limits-repository.ts';
 import { confirmPresentPassword, type PasswordAttempts, type Reauthentication } from './reauth.ts';
-import { type Credentials, EmailTakenError, type UsersRepository } from './repository.ts';
+import { EmailTakenError, toUser, type UsersRepository } from './repository.ts';
 import { checkEmail, checkName } from './rules.ts';
 import { emailKey, USER_DEEP_SORTS, type User, type UserSortKey } from './user.ts';
 
@@ -20,6 +20,25 @@ export interface Registration {
   email: string;
   name: string;
   password: string;
+}
+
+/** GET /api/account: the signed-in account, its user object and how it may sign in. */
+export interface AccountView {
+  user: User;
+  password: boolean;
+  /** TOTP in force (confirmed), not a pending set-up. */
+  totp: boolean;
+  passkeys: number;
+  /** Linked external identities: none until provider sign-in exists. */
+  identities: never[];
+  /** `user` for everyone until administration exists. */
+  role: 'user';
+}
+
+/** What the account view reads from the features that keep the other sign-in methods. */
+export interface AccountMethodReaders {
+  totpInForce(userId: bigint): Promise<boolean>;
+  passkeyCount(userId: bigint): Promise<number>;
 }
 
 export interface UserUpdate {
@@ -43,7 +62,7 @@ const forbidden = () => new AppError('FORBIDDEN', 'A user may change or delete o
 const wrongCurrentPassword = () => invalid('currentPassword', 'is not your present password');
 
 /** What a user change that ends sessions writes, together. */
-export interface AccountRepositories extends AccountMailRepositories {
+export interface AccountRepositories extends AccountMailRepositories, PasswordRepositories {
   users: UsersRepository;
   sessions: SessionsRepository;
   limits: LimitEventsRepository;
@@ -56,7 +75,7 @@ function found(user: User | undefined): User {
 
 export class UsersService {
   readonly #users: UsersRepository;
-  readonly #hasher: PasswordHasher;
+  readonly #passwords: PasswordService;
   readonly #transaction: InTransaction<AccountRepositories>;
   readonly #attempts: PasswordAttempts;
 
@@ -64,25 +83,29 @@ export class UsersService {
   readonly #mail: Pick<MailService, 'wake'>;
   readonly #reauth: Reauthentication;
   readonly #limits: UsersLimits;
+  readonly #methods: AccountMethodReaders;
 
-  constructor(
-    users: UsersRepository,
-    hasher: PasswordHasher,
-    transaction: InTransaction<AccountRepositories>,
-    accountMail: AccountMail,
-    mail: Pick<MailService, 'wake'>,
-    attempts: PasswordAttempts,
-    reauth: Reauthentication,
-    limits: UsersLimits,
-  ) {
-    this.#reauth = reauth;
-    this.#limits = limits;
-    this.#accountMail = accountMail;
-    this.#mail = mail;
-    this.#users = users;
-    this.#hasher = hasher;
-    this.#transaction = transaction;
-    this.#attempts = attempts;
+  constructor(deps: {
+    users: UsersRepository;
+    passwords: PasswordService;
+    transaction: InTransaction<AccountRepositories>;
+    accountMail: AccountMail;
+    mail: Pick<MailService, 'wake'>;
+    attempts: PasswordAttempts;
+    reauth: Reauthentication;
+    limits: UsersLimits;
+    /** What GET /api/account says of the account's other sign-in methods. */
+    methods: AccountMethodReaders;
+  }) {
+    this.#users = deps.users;
+    this.#passwords = deps.passwords;
+    this.#transaction = deps.transaction;
+    this.#accountMail = deps.accountMail;
+    this.#mail = deps.mail;
+    this.#attempts = deps.attempts;
+    this.#reauth = deps.reauth;
+    this.#limits = deps.limits;
+    this.#methods = deps.methods;
   }
 
   /** The user, or USER_NOT_FOUND; thrown at once, not as a rejection, when the lookup answered at once. */
@@ -117,29 +140,35 @@ export class UsersService {
     const email = checkEmail(input.email);
     const name = checkName(input.name);
     const password = input.password === undefined ? undefined : await checkPassword(input.password);
-    const current = await this.#users.findCredentialsById(id);
+    const current = await this.#users.findById(id);
     if (!current) throw userNotFound();
     const key = emailKey(email);
-    const sensitive = password !== undefined || key !== emailKey(current.user.email);
-    if (sensitive) await this.#confirmPassword(current, input.currentPassword, client.address);
-    const passwordHash = password === undefined ? undefined : await this.#hasher.hash(password);
+    const sensitive = password !== undefined || key !== emailKey(current.email);
+    const proof = sensitive
+      ? await this.#confirmPassword(current, input.currentPassword, client.address)
+      : undefined;
+    const next = password === undefined ? undefined : await this.#passwords.prepare(password);
     // The new hash and the end of the other sessions commit together: a password change never
-    // leaves a session it should have ended. A confirmed change only applies to the hash the
-    // present password was checked against: if the password changed meanwhile, it was not the
-    // present one any more.
-    const ifPasswordHash = sensitive ? current.passwordHash : undefined;
+    // leaves a session it should have ended. A confirmed change only applies to the password
+    // that was checked: if it changed meanwhile, it was not the present one any more (the
+    // credential row is written or share-locked first, before the user row, as every password
+    // write and sign-in's fence take them).
     // A new address is unproven until a link mailed to it is followed; the old address hears of
     // the change, and a new password is announced, in the same transaction as the change.
-    const emailChanged = key !== emailKey(current.user.email);
+    const emailChanged = key !== emailKey(current.email);
     const user = await this.#transaction(async (repos) => {
+      if (proof) {
+        const held = next
+          ? await this.#passwords.change(repos, proof, next)
+          : await this.#passwords.stillHeld(repos, proof);
+        if (!held) return undefined;
+      }
       let updated: User | undefined;
       try {
         updated = await repos.users.update(id, {
           email,
           emailKey: key,
           name,
-          passwordHash,
-          ifPasswordHash,
           unverify: emailChanged,
         });
       } catch (error) {
@@ -151,8 +180,8 @@ export class UsersService {
       // mails an address waits for the row or index entry of the one before it, so the counts
       // are exact on both stores. Beyond a cap the change is refused (429) and rolls back,
       // rather than made without its mails: every change that happens is announced.
-      if (emailChanged) await this.#limits.emailChange.take(repos.limits, id, current.user.email, email);
-      if (passwordHash !== undefined) {
+      if (emailChanged) await this.#limits.emailChange.take(repos.limits, id, current.email, email);
+      if (next !== undefined) {
         await repos.sessions.deleteForUser(id, actor.tokenHash);
         await this.#accountMail.passwordChanged(repos, updated);
       }
@@ -162,21 +191,21 @@ export class UsersService {
         await repos.tokens.voidAll(id, 'password-reset', now);
         await repos.tokens.voidAll(id, 'email-verify', now);
         await this.#accountMail.verification(repos, updated);
-        await this.#accountMail.emailChanged(repos, updated, current.user);
+        await this.#accountMail.emailChanged(repos, updated, current);
       }
       return updated;
     });
     if (user) {
-      if (passwordHash !== undefined || emailChanged) this.#mail.wake();
+      if (next !== undefined || emailChanged) this.#mail.wake();
       return user;
     }
-    if (ifPasswordHash !== undefined && (await this.#users.findById(id))) throw wrongCurrentPassword();
+    if (proof !== undefined && (await this.#users.findById(id))) throw wrongCurrentPassword();
     throw userNotFound();
   }
 
-  #confirmPassword(current: Credentials, password: string | undefined, address: string): Promise<void> {
+  #confirmPassword(current: User, password: string | undefined, address: string): Promise<PasswordProof> {
     return confirmPresentPassword(
-      { attempts: this.#attempts, hasher: this.#hasher },
+      { attempts: this.#attempts, passwords: this.#passwords },
       current,
       password,
       address,
@@ -208,20 +237,33 @@ export class UsersService {
     if (deleted.emailVerified) this.#mail.wake();
   }
 
-  /** Admin (CLI): the user with that email, in any letter case. */
-  async findByEmail(email: string): Promise<User> {
-    const found = await this.#users.findCredentials(emailKey(email));
-    if (!found) throw new AppError('USER_NOT_FOUND', 'No user has that email.');
-    return found.user;
+  /** GET /api/account: the session's user (as read with the session) and its sign-in methods. */
+  async account(actor: ActiveSession): Promise<AccountView> {
+    const [password, totp, passkeys] = await Promise.all([
+      this.#passwords.has(actor.userId),
+      this.#methods.totpInForce(actor.userId),
+      this.#methods.passkeyCount(actor.userId),
+    ]);
+    return { user: toUser(actor.owner), password, totp, passkeys, identities: [], role: 'user' };
   }
 
-  /** Admin (CLI): a new password, by the registration rules; every session of the user ends. */
+  /** Admin (CLI): the user with that email, in any letter case. */
+  async findByEmail(email: string): Promise<User> {
+    const found = await this.#users.findByEmailKey(emailKey(email));
+    if (!found) throw new AppError('USER_NOT_FOUND', 'No user has that email.');
+    return found;
+  }
+
+  /**
+   * Admin (CLI): a new password, by the registration rules, for an account with or without one;
+   * every session of the user ends.
+   */
   async setPassword(email: string, password: string): Promise<User> {
     const user = await this.findByEmail(email);
-    const passwordHash = await this.#hasher.hash(await checkPassword(password));
-    await this.#transaction(async ({ users, sessions }) => {
-      await users.setPasswordHash(user.id, passwordHash);
-      await sessions.deleteForUser(user.id);
+    const next = await this.#passwords.prepare(await checkPassword(password));
+    await this.#transaction(async (repos) => {
+      await this.#passwords.set(repos, user.id, next);
+      await repos.sessions.deleteForUser(user.id);
     });
     return user;
   }
@@ -252,21 +294,31 @@ export class UsersService {
     return this.#limits.registration.run(client.address, () => this.#register(email, name, password));
   }
 
-  async #register(email: string, name: string, password: string): Promise<User> {
+  /**
+   * Admin (CLI `users add --no-password`): an account without a password, by the registration
+   * rules otherwise. Its owner sets one through forgot-password (or, later, signs in another way).
+   */
+  async registerWithoutPassword(input: { email: string; name: string }): Promise<User> {
+    return this.#register(checkEmail(input.email), checkName(input.name), undefined);
+  }
+
+  async #register(email: string, name: string, password: string | undefined): Promise<User> {
     const key = emailKey(email);
     // Checked before hashing so an obvious duplicate costs no hash; the unique index still
     // decides races between simultaneous registrations.
-    if (await this.#users.findCredentials(key)) throw emailTaken();
-    const passwordHash = await this.#hasher.hash(password);
-    // The account and the mail that asks its owner to confirm the address commit together.
+    if (await this.#users.findByEmailKey(key)) throw emailTaken();
+    const next = password === undefined ? undefined : await this.#passwords.prepare(password);
+    // The account, its password and the mail that asks its owner to confirm the address commit
+    // together.
     const user = await this.#transaction(async (repos) => {
       let created: User;
       try {
-        created = await repos.users.insert({ email, emailKey: key, name, passwordHash });
+        created = await repos.users.insert({ email, emailKey: key, name });
       } catch (error) {
         if (error instanceof EmailTakenError) throw emailTaken();
         throw error;
       }
+      if (next) await this.#passwords.set(repos, created.id, next);
       await this.#accountMail.verification(repos, created);
       return created;
     });

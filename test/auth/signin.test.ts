@@ -123,9 +123,9 @@ describeEachStore('POST /api/signin', (store) => {
     const database = openTestDatabase(store);
     try {
       const row = await database.db
-        .selectFrom('users')
-        .select('password_hash')
-        .where('id', '=', u.id)
+        .selectFrom('password_credentials')
+        .select('hash as password_hash')
+        .where('user_id', '=', u.id)
         .executeTakeFirstOrThrow();
       assert.match(
         row.password_hash,
@@ -146,9 +146,9 @@ describeEachStore('POST /api/signin', (store) => {
     const hashOf = async () =>
       (
         await database.db
-          .selectFrom('users')
-          .select('password_hash')
-          .where('id', '=', u.id)
+          .selectFrom('password_credentials')
+          .select('hash as password_hash')
+          .where('user_id', '=', u.id)
           .executeTakeFirstOrThrow()
       ).password_hash;
     try {

@@ -6,10 +6,11 @@
 // ranges with gaps.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { sql } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import type { Database } from '../../src/db/database.ts';
 import { createMigrations } from '../../src/db/migrations/index.ts';
+import type { UsersTable } from '../../src/db/schema.ts';
 import { asUser, register, signIn, startApp, type TestApp } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { describeEachStore } from '../helpers/stores.ts';
@@ -68,6 +69,7 @@ describeEachStore('catalog counts kept by triggers', (store) => {
     const now = new Date().toISOString();
     const row = await database.db
       .insertInto('users')
+      // The users table as it was before migration 0013 moved the hash to password_credentials.
       .values({
         email: 'seeder@example.com',
         email_key: 'seeder@example.com',
@@ -75,7 +77,7 @@ describeEachStore('catalog counts kept by triggers', (store) => {
         password_hash: 'not-a-usable-hash',
         created_at: now,
         updated_at: now,
-      })
+      } as Insertable<UsersTable>)
       .returning('id')
       .executeTakeFirstOrThrow();
     owner = row.id;

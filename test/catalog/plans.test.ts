@@ -58,8 +58,8 @@ describeEachStore('list plans at tens of thousands of rows', (store) => {
     });
     const db = base.db;
     if (base.dialect === 'postgres') {
-      await sql`insert into users (email, email_key, name, password_hash, created_at, updated_at)
-        select 'seeded' || g || '@example.com', 'seeded' || g || '@example.com', md5(g::text), 'x',
+      await sql`insert into users (email, email_key, name, created_at, updated_at)
+        select 'seeded' || g || '@example.com', 'seeded' || g || '@example.com', md5(g::text),
                now() - random() * interval '100 days', now()
           from generate_series(1, ${USERS}) g`.execute(db);
       await sql`insert into products (name, description, price, owner_id, created_at, updated_at)
@@ -75,8 +75,8 @@ describeEachStore('list plans at tens of thousands of rows', (store) => {
       const series = (n: number) =>
         sql`with recursive g(n) as (select 1 union all select n + 1 from g where n < ${n})`;
       const someTime = sql`strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || (abs(random()) % 8640000) || ' seconds')`;
-      await sql`${series(USERS)} insert into users (email, email_key, name, password_hash, created_at, updated_at)
-        select 'seeded' || n || '@example.com', 'seeded' || n || '@example.com', hex(randomblob(8)), 'x',
+      await sql`${series(USERS)} insert into users (email, email_key, name, created_at, updated_at)
+        select 'seeded' || n || '@example.com', 'seeded' || n || '@example.com', hex(randomblob(8)),
                ${someTime}, ${someTime} from g`.execute(db);
       await sql`${series(PRODUCTS)} insert into products (name, description, price, owner_id, created_at, updated_at)
         select hex(randomblob(8)), hex(zeroblob(500)), abs(random()) % 100000, 1 + n % 100, ${someTime}, ${someTime}

@@ -172,7 +172,6 @@ describeEachStore('admin CLI', (store) => {
               email: email as string,
               email_key: email as string,
               name: name as string,
-              password_hash: 'x',
               created_at: at,
               updated_at: at,
             })),
@@ -260,7 +259,6 @@ describeEachStore('admin CLI', (store) => {
           email,
           email_key: email.toLowerCase(),
           name,
-          password_hash: 'x',
           created_at: now,
           updated_at: now,
         })
@@ -438,6 +436,38 @@ describeEachStore('admin CLI', (store) => {
       body: JSON.stringify({ name: 'x', price: 1 }),
     });
     assert.equal(write.status, 401, 'the old session ended');
+  });
+
+  test('ISSUE 26: users add --no-password makes an account without a password; set-password gives it one', async () => {
+    // Standard input is not read: what is piped is not made the password.
+    const run = await cli(
+      env,
+      ['users', 'add', '--email', 'NoPass@example.com', '--name', 'No Password', '--no-password'],
+      'piped-pass-word-1\n',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^created user \d+\tNoPass@example\.com\tNo Password\t/);
+    const refused = await signin('nopass@example.com', 'piped-pass-word-1');
+    const wrong = await signin('nobody-here@example.com', 'piped-pass-word-1');
+    assert.equal(refused.status, 401, 'no password: any password is refused');
+    assert.deepEqual(refused.json, wrong.json, 'with the answer of a wrong password');
+    assert.equal(
+      (await cli(env, ['users', 'set-password', '--email', 'nopass@example.com'], 'first-pass-word-2\n'))
+        .code,
+      0,
+    );
+    assert.equal((await signin('nopass@example.com', 'first-pass-word-2')).status, 200);
+    // Only users add takes it.
+    const misplaced = await cli(env, [
+      'users',
+      'set-password',
+      '--email',
+      'nopass@example.com',
+      '--no-password',
+    ]);
+    assert.equal(misplaced.code, 2);
+    assert.match(misplaced.stderr, /^usher: --no-password is an option of "users add" only/);
+    assert.equal((await signin('nopass@example.com', 'first-pass-word-2')).status, 200, 'nothing changed');
   });
 
   test('CONTRACT: users delete removes the user; deleting an unknown email fails', async () => {

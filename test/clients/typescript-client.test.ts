@@ -115,7 +115,6 @@ describeEachStore('@usher/client against a live Usher', (store) => {
           email: `big-owner.${process.pid}@example.com`,
           email_key: `big-owner.${process.pid}@example.com`,
           name: 'Big Owner',
-          password_hash: 'not-a-usable-hash',
           created_at: now,
           updated_at: now,
         })

@@ -152,7 +152,7 @@ describeEachStore('Hot lookups: direct and through Kysely', (store: Store) => {
     assert.ok(found);
     assert.equal(found.user.id, user.id);
     assert.equal(found.user.createdAt.toISOString(), user.res.json().createdAt);
-    assert.match(found.passwordHash, /^\$argon2id\$/);
+    assert.match(found.passwordHash ?? '', /^\$argon2id\$/);
     assert.equal(found.totp, undefined, 'no TOTP factor');
     const inTransaction = await database.db
       .transaction()

@@ -22,6 +22,7 @@ const COMMON = [
   'DELETE /api/sessions/{id}',
   'POST /api/passkeys/register/options',
   'POST /api/passkeys/register',
+  'GET /api/account',
   'GET /api/passkeys',
   'DELETE /api/passkeys/{id}',
   'POST /api/signin/passkey/options',

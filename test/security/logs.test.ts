@@ -522,7 +522,10 @@ async function drained(server: ServerProcess): Promise<void> {
 async function storedHashFragments(store: Store): Promise<string[]> {
   const database = openTestDatabase(store);
   try {
-    const rows = await database.db.selectFrom('users').select('password_hash').execute();
+    const rows = await database.db
+      .selectFrom('password_credentials')
+      .select('hash as password_hash')
+      .execute();
     return rows.flatMap((r) => {
       const parts = r.password_hash.split('$');
       // $argon2id$v=19$m=…$salt$tag: the whole string, the salt and the tag.

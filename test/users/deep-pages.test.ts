@@ -14,7 +14,8 @@ import { describeEachStore } from '../helpers/stores.ts';
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
-async function insertUsers(database: Database, ids: number[]): Promise<void> {
+/** `beforeCredentials`: the users table as it was before migration 0013 (a password_hash column). */
+async function insertUsers(database: Database, ids: number[], beforeCredentials = false): Promise<void> {
   const now = new Date().toISOString();
   for (let i = 0; i < ids.length; i += 500) {
     await database.db
@@ -25,7 +26,7 @@ async function insertUsers(database: Database, ids: number[]): Promise<void> {
           email: `seeded${id}@example.com`,
           email_key: `seeded${id}@example.com`,
           name: `Seeded ${id}`,
-          password_hash: 'not-a-usable-hash',
+          ...(beforeCredentials ? { password_hash: 'not-a-usable-hash' } : {}),
           created_at: now,
           updated_at: now,
         })),
@@ -44,7 +45,7 @@ describeEachStore('GET /api/users in id order, across ranges of ids', (store) =>
     });
     // Users stored before the counts existed: the migration must count them.
     await migrator.migrateTo('2026-11-22-0003-signin-failures');
-    await insertUsers(database, range(1, 1500));
+    await insertUsers(database, range(1, 1500), true);
     await migrator.migrateToLatest();
     // Bulk inserts reaching into later ranges, with whole ranges empty, and one single insert.
     await insertUsers(database, [

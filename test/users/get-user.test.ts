@@ -90,7 +90,6 @@ describeEachStore('GET /api/users/{id}', (store) => {
               email: `big${id}@example.com`,
               email_key: `big${id}@example.com`,
               name: 'Big',
-              password_hash: 'x',
               created_at: new Date().toISOString(),
               updated_at: new Date().toISOString(),
             })

@@ -50,6 +50,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your account and how it signs in
+         * @description The signed-in user, whether the account has a password (an account may have none: then a password sign-in fails as with a wrong password, and forgot-password sets one), whether TOTP is in force, how many passkeys it has, its linked identities and its role. The same in both profiles, but for the user object, which is the profile's.
+         */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users": {
         parameters: {
             query?: never;
@@ -801,15 +821,6 @@ export interface components {
             error: "SIGNIN_FAILED" | "FORBIDDEN";
             message: string;
         };
-        /** @description A 401 failure: a stable code and a message for people. */
-        Error401: {
-            /**
-             * @description What went wrong, as a stable code; routes list the codes they give.
-             * @enum {string}
-             */
-            error: "SIGNIN_FAILED" | "UNAUTHENTICATED";
-            message: string;
-        };
         /** @description A 429 failure: a stable code and a message for people. */
         Error429: {
             /**
@@ -845,6 +856,38 @@ export interface components {
              */
             error: "EMAIL_TAKEN" | "TOTP_ALREADY_ON" | "QUOTA_EXCEEDED";
             message: string;
+        };
+        /** @description A 401 failure: a stable code and a message for people. */
+        Error401: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "SIGNIN_FAILED" | "UNAUTHENTICATED";
+            message: string;
+        };
+        /** @description The signed-in account and the ways it can sign in. */
+        Account: {
+            user: components["schemas"]["User"];
+            /** @description The account has a password (one made through forgot-password counts). */
+            password: boolean;
+            /** @description Two-step sign-in (TOTP) is in force: set up and confirmed. */
+            totp: boolean;
+            /** @description How many passkeys the account has. */
+            passkeys: number;
+            /** @description Linked external identities: always empty until sign-in with a provider exists. */
+            identities: {
+                id: string;
+                provider: string;
+                email: string;
+                /** Format: date-time */
+                createdAt: string;
+            }[];
+            /**
+             * @description What the account may administer: `user` (nothing) for every account for now.
+             * @enum {string}
+             */
+            role: "user";
         };
         /** @description A 503 failure of a documented endpoint: the code alone (SPEC 7). */
         CodeOnlyError503: {
@@ -1257,6 +1300,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
                 };
             };
             /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */

@@ -2,11 +2,8 @@
 // the admin CLI share it, so both apply the same rules (validation, hashing, session revocation).
 
 import type { Kysely } from 'kysely';
-import { SigninDevicesRepository } from './auth/device-repository.ts';
 import { AuthService } from './auth/service.ts';
-import { SigninRepository } from './auth/signin-repository.ts';
-import { SigninThrottle } from './auth/throttle.ts';
-import { SigninAttemptsRepository } from './auth/throttle-repository.ts';
+import { SignerRepository } from './auth/signer-repository.ts';
 import { CatalogRepository } from './catalog/repository.ts';
 import { CatalogService } from './catalog/service.ts';
 import type { Config } from './config.ts';
@@ -33,6 +30,10 @@ import { SessionsRepository } from './sessions/repository.ts';
 import { type Clock, SessionService } from './sessions/service.ts';
 import { Signal } from './shared/signal.ts';
 import { SigninCore } from './signin/core.ts';
+import { SigninDevicesRepository } from './signin/device-repository.ts';
+import { GrantRepository } from './signin/grant-repository.ts';
+import { SigninThrottle } from './signin/throttle.ts';
+import { SigninAttemptsRepository } from './signin/throttle-repository.ts';
 import { SigninTicketsRepository } from './signin/ticket-repository.ts';
 import { AccountTokensRepository } from './tokens/repository.ts';
 import { EmailChangeLimits, PasskeyOptionsLimits, RegistrationLimits } from './users/limits.ts';
@@ -95,7 +96,8 @@ export function createServices(config: Config, database: Database, options: Serv
     requests: new ResetRequestsRepository(db),
     mfa: new MfaRepository(db, { rowLocks }),
     attempts: new SigninAttemptsRepository(db),
-    signins: new SigninRepository(db, { postgres }),
+    signins: new GrantRepository(db, { postgres }),
+    signers: new SignerRepository(db),
     limits: new LimitEventsRepository(db),
     tickets: new SigninTicketsRepository(db),
   });
@@ -205,7 +207,7 @@ export function createServices(config: Config, database: Database, options: Serv
     auth: new AuthService({
       core,
       users: repos.users,
-      signins: repos.signins,
+      signers: repos.signers,
       // Sign-in hashes in a lane of its own: other hashing cannot take all of its slots and queue.
       hasher: hasher.signInLane(),
     }),

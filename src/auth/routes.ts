@@ -3,9 +3,9 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Metrics } from '../plugins/metrics.ts';
 import { signinFailureResponses, type WireProfile } from '../profiles/index.ts';
-import { type Authenticator, currentSession } from '../sessions/guard.ts';
-import { SessionComponent, sessionBody, TOKEN_MAX } from '../sessions/schemas.ts';
-import { component, failures, success } from '../shared/schemas.ts';
+import type { Authenticator } from '../sessions/guard.ts';
+import { SessionComponent, TOKEN_MAX } from '../sessions/schemas.ts';
+import { component, success } from '../shared/schemas.ts';
 import { signinAnswers } from '../signin/answers.ts';
 import type { SigninCore } from '../signin/core.ts';
 import type { AuthService } from './service.ts';
@@ -71,21 +71,8 @@ const tokenSessionFor = (profile: WireProfile) =>
     ),
   );
 
-/** GET /api/session's answer. */
-const currentSessionFor = (profile: WireProfile) =>
-  component(
-    'CurrentSession',
-    Type.Object(
-      { user: profile.userSchema, session: SessionComponent.ref },
-      { additionalProperties: false, description: 'Who is signed in, and the session making the request.' },
-    ),
-  );
-
 /** The components these routes add to the document, for the app to register. */
-export const authComponents = (profile: WireProfile) => [
-  tokenSessionFor(profile),
-  currentSessionFor(profile),
-];
+export const authComponents = (profile: WireProfile) => [tokenSessionFor(profile)];
 
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   app,
@@ -162,27 +149,5 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
       config: { renderError: answers.renderErrorWithMessage, noStore: true },
     },
     async (request, reply) => answers.withToken(reply, await signIn(request, request.body, 201)),
-  );
-
-  app.get(
-    '/api/session',
-    {
-      schema: {
-        summary: 'Who is signed in: the user and the session making the request',
-        operationId: 'getCurrentSession',
-        description:
-          'The user and session behind the cookie or Bearer token; a page view of a signed-in user.',
-        response: {
-          200: success(currentSessionFor(profile).ref, 'The signed-in user and this session.'),
-          ...failures(['UNAUTHENTICATED']),
-        },
-      },
-      config: { auth: 'session', noStore: true },
-    },
-    // Not async: the session check has run, so the answer goes out in this turn (no promise).
-    (request) => {
-      const session = currentSession(request);
-      return { user: profile.user(auth.signedInUser(session)), session: sessionBody(session) };
-    },
   );
 };

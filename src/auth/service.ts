@@ -1,10 +1,9 @@
 import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
-import type { ActiveSession } from '../sessions/service.ts';
 import type { SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
-import { toUser, type UsersRepository } from '../users/repository.ts';
+import type { UsersRepository } from '../users/repository.ts';
 import { EMAIL_MAX } from '../users/rules.ts';
-import { emailKey, type User } from '../users/user.ts';
-import type { SigninRepository } from './signin-repository.ts';
+import { emailKey } from '../users/user.ts';
+import type { SignerRepository } from './signer-repository.ts';
 
 export interface PasswordSigninRequest {
   email: string;
@@ -27,7 +26,7 @@ function impossibleCredentials(email: string, key: string, password: string): bo
 export interface AuthServiceDeps {
   core: SigninCore;
   users: Pick<UsersRepository, 'replacePasswordHash'>;
-  signins: Pick<SigninRepository, 'findSigner'>;
+  signers: SignerRepository;
   hasher: PasswordHasher;
 }
 
@@ -60,7 +59,7 @@ export class AuthService {
         name: 'password',
         throttle: { account: key },
         prove: async () => {
-          const found = key === '' ? undefined : await this.#d.signins.findSigner(key);
+          const found = key === '' ? undefined : await this.#d.signers.findSigner(key);
           const hash = found?.passwordHash;
           // An account without a password costs the dummy hash too: refused exactly like a wrong one.
           const verified =
@@ -82,11 +81,6 @@ export class AuthService {
       },
       client,
     );
-  }
-
-  /** The user a session belongs to, as read with the session: no second query. */
-  signedInUser(session: ActiveSession): User {
-    return toUser(session.owner);
   }
 
   /** Upgrades a hash made with old parameters; when the hasher is too busy, the next sign-in will. */

@@ -8,7 +8,7 @@ export interface PasswordCredentialsRepositoryOptions {
 
 /**
  * The password hashes, one row per account that has a password (password_credentials): the only
- * SQL that reads or writes them, apart from the sign-in's own statements (auth/signin-repository.ts).
+ * SQL that reads or writes them, apart from the sign-in's own statements (auth/signer-repository.ts, signin/grant-repository.ts).
  * Only the password service (passwords/service.ts) and sign-in use it.
  */
 export class PasswordCredentialsRepository {

@@ -33,7 +33,7 @@ export interface RecoveryPolicy {
 }
 
 /**
- * The sign-in throttle as a password reset uses it. Declared here, and met by auth/throttle.ts's
+ * The sign-in throttle as a password reset uses it. Declared here, and met by signin/throttle.ts's
  * SigninThrottle, so recovery/ does not depend on auth/ (as users/reauth.ts's PasswordAttempts).
  */
 export interface ResetThrottle {

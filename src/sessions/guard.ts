@@ -19,7 +19,7 @@ declare module 'fastify' {
 export const SESSION_COOKIE = 'usher_session';
 /**
  * The device cookie (OWASP's): proof that this client signed in to an account before, so that
- * failures others cause on the account do not keep it out (auth/throttle.ts). Clients without
+ * failures others cause on the account do not keep it out (signin/throttle.ts). Clients without
  * cookies send the same token in the DEVICE_HEADER they were given it in.
  */
 export const DEVICE_COOKIE = 'usher_device';

@@ -4,12 +4,12 @@
 // for methods without one), the session grant with its optional fence, and the known device.
 // Its routes' half (the answer, the audit line, the metric, the failure's shape) is answers.ts.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Attempt, SigninThrottle } from '../auth/throttle.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { CodeGate, TotpFactor } from '../mfa/repository.ts';
 import type { MfaRepositories, SecondFactorCheck, TotpService } from '../mfa/service.ts';
 import type { SessionService, StartedSession } from '../sessions/service.ts';
 import type { User } from '../users/user.ts';
+import type { Attempt, SigninThrottle } from './throttle.ts';
 import type { SigninTicketsRepository } from './ticket-repository.ts';
 
 /** How a sign-in proved itself: the metric's and the audit line's `method`. */
@@ -87,7 +87,7 @@ export interface SigninMethod {
   prove(): Promise<Proof>;
 }
 
-/** Where sessions are granted (auth/signin-repository.ts). */
+/** Where sessions are granted (grant-repository.ts). */
 export interface SessionGrants {
   grantSession(grant: {
     session: ReturnType<SessionService['issue']>['row'];

@@ -14,7 +14,7 @@ import { emailKey, type User } from './user.ts';
 export const FRESH_SIGNIN_MS = 10 * 60 * 1000;
 
 /**
- * The sign-in throttle as re-authentication uses it. Declared here, and met by auth/throttle.ts's
+ * The sign-in throttle as re-authentication uses it. Declared here, and met by signin/throttle.ts's
  * SigninThrottle, so users/ does not depend on auth/ (which depends on users/).
  */
 export interface PasswordAttempts {

@@ -153,7 +153,7 @@ export class UsersRepository {
   }
 
   /**
-   * Known devices (auth/device-repository.ts) are stored by the digest of the email, which the
+   * Known devices (signin/device-repository.ts) are stored by the digest of the email, which the
    * sign-in throttle knows before any account is read. They belong to the account, not to the
    * address: a new holder of an address starts with none (or tokens an earlier holder collected
    * would be known devices of the new account), and devices move with an email change. Called by

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { SigninRepository } from '../../src/auth/signin-repository.ts';
+import { SignerRepository } from '../../src/auth/signer-repository.ts';
 import type { Database } from '../../src/db/database.ts';
 import { positionsOf, runPrepared, slotted } from '../../src/db/prepared.ts';
 import { schemaMigrations } from '../../src/features.ts';
@@ -147,8 +147,7 @@ describeEachStore('Hot lookups: direct and through Kysely', (store: Store) => {
   });
 
   test("a sign-in's signer by email: the same on the direct path and inside a transaction", async () => {
-    const options = { postgres: store.kind === 'postgres' };
-    const found = await new SigninRepository(database.db, options).findSigner(user.email.toLowerCase());
+    const found = await new SignerRepository(database.db).findSigner(user.email.toLowerCase());
     assert.ok(found);
     assert.equal(found.user.id, user.id);
     assert.equal(found.user.createdAt.toISOString(), user.res.json().createdAt);
@@ -156,11 +155,8 @@ describeEachStore('Hot lookups: direct and through Kysely', (store: Store) => {
     assert.equal(found.totp, undefined, 'no TOTP factor');
     const inTransaction = await database.db
       .transaction()
-      .execute(async (trx) => new SigninRepository(trx, options).findSigner(user.email.toLowerCase()));
+      .execute(async (trx) => new SignerRepository(trx).findSigner(user.email.toLowerCase()));
     assert.deepEqual(inTransaction, found);
-    assert.equal(
-      await new SigninRepository(database.db, options).findSigner('nobody@example.invalid'),
-      undefined,
-    );
+    assert.equal(await new SignerRepository(database.db).findSigner('nobody@example.invalid'), undefined);
   });
 });

@@ -90,6 +90,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/signin/second-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a sign-in that needs a second factor, with its ticket and a code
+         * @description For sign-in methods with no body to carry a code (a provider, a mail link): when the account has TOTP in force they send the browser to its `redirectTo` with `#second-factor=<ticket>` instead of starting a session. This finishes it with the answers of POST /api/signin (the session cookie and the profile's success body). A ticket is single-use, lives 5 minutes and dies with 5 wrong codes; wrong codes also count in the account's code delay and the address's sign-in throttle.
+         */
+        post: operations["signInSecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/signin": {
         parameters: {
             query?: never;
@@ -152,26 +172,6 @@ export interface paths {
         get: operations["getCurrentSession"];
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/signin/second-factor": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Finish a sign-in that needs a second factor, with its ticket and a code
-         * @description For sign-in methods with no body to carry a code (a provider, a mail link): when the account has TOTP in force they send the browser to its `redirectTo` with `#second-factor=<ticket>` instead of starting a session. This finishes it with the answers of POST /api/signin (the session cookie and the profile's success body). A ticket is single-use, lives 5 minutes and dies with 5 wrong codes; wrong codes also count in the account's code delay and the address's sign-in throttle.
-         */
-        post: operations["signInSecondFactor"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1486,6 +1486,117 @@ export interface operations {
             };
         };
     };
+    signInSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The ticket from `#second-factor=…` in the address the sign-in sent the browser to. */
+                    ticket?: string;
+                    /** @description A current 6-digit TOTP code or one unused recovery code. */
+                    code?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed in; the session cookie is set. */
+            200: {
+                headers: {
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is not a JSON object with string fields. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError400"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: An unknown, used, expired or dead ticket, or a wrong or missing code (then with `Usher-Second-Factor: totp` while the ticket lives). */
+            401: {
+                headers: {
+                    /** @description The password was right and the account needs a code too: send `code`. */
+                    "Usher-Second-Factor"?: "totp";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError401"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The email is not verified yet while REQUIRE_VERIFIED_EMAIL is on. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError403"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError413"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Too many failed sign-ins from this address, or wrong codes for this account; try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError429"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError500"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The database does not answer, or the server is too busy to check passwords (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError503"];
+                };
+            };
+        };
+    };
     signIn: {
         parameters: {
             query?: never;
@@ -1895,117 +2006,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error503"];
-                };
-            };
-        };
-    };
-    signInSecondFactor: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description The ticket from `#second-factor=…` in the address the sign-in sent the browser to. */
-                    ticket?: string;
-                    /** @description A current 6-digit TOTP code or one unused recovery code. */
-                    code?: string;
-                } & {
-                    [key: string]: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Signed in; the session cookie is set. */
-            200: {
-                headers: {
-                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
-                    "Set-Cookie"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["User"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: The body is not a JSON object with string fields. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CodeOnlyError400"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: An unknown, used, expired or dead ticket, or a wrong or missing code (then with `Usher-Second-Factor: totp` while the ticket lives). */
-            401: {
-                headers: {
-                    /** @description The password was right and the account needs a code too: send `code`. */
-                    "Usher-Second-Factor"?: "totp";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CodeOnlyError401"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: The email is not verified yet while REQUIRE_VERIFIED_EMAIL is on. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CodeOnlyError403"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CodeOnlyError413"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: The body is not application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CodeOnlyError415"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: Too many failed sign-ins from this address, or wrong codes for this account; try again after Retry-After seconds. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CodeOnlyError429"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: An unexpected failure; details are logged, never returned. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CodeOnlyError500"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: The database does not answer, or the server is too busy to check passwords (then with Retry-After). */
-            503: {
-                headers: {
-                    /** @description Seconds to wait, when the server is busy rather than down. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CodeOnlyError503"];
                 };
             };
         };

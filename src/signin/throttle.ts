@@ -52,7 +52,7 @@ export interface Attempt {
   abandoned(): Promise<void>;
   /**
    * The attempts `succeeded` clears. A success that writes a session clears them in the same
-   * statement or transaction instead (SigninRepository.grantSession), in place of `succeeded`.
+   * statement or transaction instead (GrantRepository.grantSession), in place of `succeeded`.
    */
   readonly forgiveness: { accountDigest: string; address: string; device: string | null };
   readonly device: AttemptDevice;

@@ -1,21 +1,9 @@
 import type { Kysely, QueryCreator } from 'kysely';
-import { positionsOf, runPrepared, type SlottedQuery, slotted } from '../db/prepared.ts';
+import { runPrepared, type SlottedQuery, slotted } from '../db/prepared.ts';
 import type { Tables } from '../db/schema.ts';
-import { type TotpFactor, toTotpFactor } from '../mfa/repository.ts';
 import { type NewSession, sessionRow } from '../sessions/repository.ts';
-import { USER_COLUMNS, userOfTuple } from '../users/repository.ts';
-import type { User } from '../users/user.ts';
 import { SigninDevicesRepository } from './device-repository.ts';
 import { SigninAttemptsRepository } from './throttle-repository.ts';
-
-/** The account an email names, as a password sign-in needs it: one read. */
-export interface Signer {
-  user: User;
-  /** Undefined for an account without a password. */
-  passwordHash: string | undefined;
-  /** The account's TOTP factor, in force or pending; undefined without one. */
-  totp: TotpFactor | undefined;
-}
 
 /** A session to store if the user still has `passwordHash`, forgiving an attempt's scope with it. */
 export interface SessionGrant {
@@ -28,7 +16,7 @@ export interface SessionGrant {
   remember: { tokenDigest: string; now: number; expiresAt: number } | undefined;
 }
 
-export interface SigninRepositoryOptions {
+export interface GrantRepositoryOptions {
   /**
    * PostgreSQL: the grant is one statement (a data-modifying WITH), the user's password
    * credential row share-locked while it runs. SQLite has neither: its grant is two statements in one transaction.
@@ -37,51 +25,17 @@ export interface SigninRepositoryOptions {
 }
 
 /**
- * The statements of a password sign-in that span users, second factors, sessions and the
- * throttle's attempts, each made one round trip where the store allows it: a sign-in's database
- * work runs on the same cores as its hash, so each round trip saved is sign-ins gained.
+ * The session grant of every sign-in, with the throttle's forgiveness and the known device, made
+ * one round trip where the store allows it: each round trip saved is sign-ins gained.
  */
-export class SigninRepository {
+export class GrantRepository {
   readonly #db: Kysely<Tables>;
-  readonly #options: SigninRepositoryOptions;
-  // Built once, named (db/prepared.ts): every password sign-in runs them.
-  #signer: SlottedQuery<'emailKey'> | undefined;
+  readonly #options: GrantRepositoryOptions;
+  // Built once, named (db/prepared.ts): every password sign-in runs it.
   #grant: SlottedQuery<GrantSlot> | undefined;
-  constructor(db: Kysely<Tables>, options: SigninRepositoryOptions) {
+  constructor(db: Kysely<Tables>, options: GrantRepositoryOptions) {
     this.#db = db;
     this.#options = options;
-  }
-
-  /** The user with this email key, their hash and their TOTP factor. */
-  async findSigner(emailKey: string): Promise<Signer | undefined> {
-    this.#signer ??= slotted(['emailKey'], (s) =>
-      this.#db
-        .selectFrom('users')
-        .leftJoin('password_credentials', 'password_credentials.user_id', 'users.id')
-        .leftJoin('totp_factors', 'totp_factors.user_id', 'users.id')
-        .select([...USER_COLUMNS.map((column) => `users.${column}` as const), ...SIGNER_COLUMNS])
-        .where('users.email_key', '=', s.emailKey),
-    );
-    const rows = await runPrepared(this.#db, this.#signer.query, this.#signer.parameters({ emailKey }));
-    const row = rows[0];
-    if (!row) return undefined;
-    // The user's columns come first, then SIGNER_COLUMNS, each at its position there.
-    const at = (column: keyof typeof SIGNER_AT) => row[USER_COLUMNS.length + SIGNER_AT[column]];
-    const totpUserId = at('totp_user_id') as bigint | null;
-    const sealed = at('secret_sealed') as string | null;
-    return {
-      user: userOfTuple(row),
-      passwordHash: (at('password_hash') as string | null) ?? undefined,
-      totp:
-        totpUserId === null || sealed === null
-          ? undefined
-          : toTotpFactor({
-              user_id: totpUserId,
-              secret_sealed: sealed,
-              confirmed_at: at('confirmed_at') as Date | null,
-              last_step: at('last_step') as bigint | number | null,
-            }),
-    };
   }
 
   /**
@@ -174,16 +128,6 @@ const GRANT_SLOTS = [
   'rememberUntil',
 ] as const;
 type GrantSlot = (typeof GRANT_SLOTS)[number];
-
-/** findSigner's columns after the user's; its reader takes each at its position here. */
-const SIGNER_COLUMNS = [
-  'password_credentials.hash as password_hash',
-  'totp_factors.user_id as totp_user_id',
-  'totp_factors.secret_sealed',
-  'totp_factors.confirmed_at',
-  'totp_factors.last_step',
-] as const;
-const SIGNER_AT = positionsOf(SIGNER_COLUMNS);
 
 /**
  * The session insert, as INSERT … SELECT from the user's password credential when it still has

@@ -10,7 +10,7 @@ import { Secret, TOTP } from 'otpauth';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { schemaMigrations } from '../src/features.ts';
-import { SecretBox } from '../src/mfa/sealing.ts';
+import { SecretBox } from '../src/totp/sealing.ts';
 import { PasswordHasher } from '../src/passwords/hasher.ts';
 import { freshDatabaseUrl, postgresAvailable, type StoreKind } from '../test/helpers/databases.ts';
 import { freePort, SERVER_ENTRY } from '../test/helpers/process.ts';

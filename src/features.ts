@@ -14,7 +14,7 @@ import { createMigrations } from './db/migrations/index.ts';
 import type { SchemaReadiness } from './db/schema-readiness.ts';
 import { healthFeature } from './health/feature.ts';
 import { mailFeature } from './mail/feature.ts';
-import { mfaFeature } from './mfa/feature.ts';
+import { totpFeature } from './totp/feature.ts';
 import { pagesFeature } from './pages/feature.ts';
 import { passkeysFeature } from './passkeys/feature.ts';
 import { passwordsFeature } from './passwords/feature.ts';
@@ -74,7 +74,7 @@ export const FEATURES: readonly Feature[] = [
   authFeature,
   sessionsFeature,
   passkeysFeature,
-  mfaFeature,
+  totpFeature,
   recoveryFeature,
   catalogFeature,
   restFeature,

@@ -15,9 +15,9 @@ import { OutboxRepository } from './mail/repository.ts';
 import type { MailLog } from './mail/service.ts';
 import { MailService } from './mail/service.ts';
 import { createTransport } from './mail/transport.ts';
-import { MfaRepository } from './mfa/repository.ts';
-import { keySource } from './mfa/sealing.ts';
-import { TotpService } from './mfa/service.ts';
+import { TotpRepository } from './totp/repository.ts';
+import { keySource } from './totp/sealing.ts';
+import { TotpService } from './totp/service.ts';
 import { PasskeysRepository } from './passkeys/repository.ts';
 import { PasskeyService, relyingParty } from './passkeys/service.ts';
 import { PasswordHasher } from './passwords/hasher.ts';
@@ -94,7 +94,7 @@ export function createServices(config: Config, database: Database, options: Serv
     tokens: new AccountTokensRepository(db),
     outbox: new OutboxRepository(db, { rowLocks }),
     requests: new ResetRequestsRepository(db),
-    mfa: new MfaRepository(db, { rowLocks }),
+    totp: new TotpRepository(db, { rowLocks }),
     attempts: new SigninAttemptsRepository(db),
     signins: new GrantRepository(db, { postgres }),
     signers: new SignerRepository(db),
@@ -148,7 +148,7 @@ export function createServices(config: Config, database: Database, options: Serv
     now,
   });
   const totp = new TotpService({
-    mfa: repos.mfa,
+    totp: repos.totp,
     users: repos.users,
     passwords,
     attempts: throttle,
@@ -162,7 +162,7 @@ export function createServices(config: Config, database: Database, options: Serv
     throttle,
     signins: repos.signins,
     tickets: repos.tickets,
-    factorOf: (userId) => repos.mfa.find(userId),
+    factorOf: (userId) => repos.totp.find(userId),
     userById: async (userId) => repos.users.findById(userId),
     sessions,
     transaction,
@@ -200,7 +200,7 @@ export function createServices(config: Config, database: Database, options: Serv
       reauth,
       limits: usersLimits,
       methods: {
-        totpInForce: async (userId) => (await repos.mfa.find(userId))?.confirmed === true,
+        totpInForce: async (userId) => (await repos.totp.find(userId))?.confirmed === true,
         passkeyCount: (userId) => passkeysRepository.count(userId),
       },
     }),

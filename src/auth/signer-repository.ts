@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { positionsOf, runPrepared, type SlottedQuery, slotted } from '../db/prepared.ts';
 import type { Tables } from '../db/schema.ts';
-import { type TotpFactor, toTotpFactor } from '../mfa/repository.ts';
+import { type TotpFactor, toTotpFactor } from '../totp/repository.ts';
 import { USER_COLUMNS, userOfTuple } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
 

@@ -221,7 +221,7 @@ export interface WebauthnChallengesTable {
 
 export interface TotpFactorsTable {
   user_id: Int8;
-  /** The base32 secret, sealed with AES-256-GCM under ENCRYPTION_KEY (mfa/sealing.ts). */
+  /** The base32 secret, sealed with AES-256-GCM under ENCRYPTION_KEY (totp/sealing.ts). */
   secret_sealed: string;
   created_at: Timestamp;
   /** Null while the set-up waits for its first code: not in force. */

@@ -2,7 +2,7 @@ import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail } from '../mail/account-mail.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
 import type { MailService } from '../mail/service.ts';
-import type { MfaRepository } from '../mfa/repository.ts';
+import type { TotpRepository } from '../totp/repository.ts';
 import { checkPassword } from '../passwords/policy.ts';
 import type { PasswordRepositories, PasswordService } from '../passwords/service.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
@@ -21,7 +21,7 @@ export interface RecoveryRepositories extends PasswordRepositories {
   tokens: AccountTokensRepository;
   outbox: OutboxRepository;
   requests: ResetRequestsRepository;
-  mfa: MfaRepository;
+  totp: TotpRepository;
 }
 
 export interface RecoveryPolicy {
@@ -172,7 +172,7 @@ export class RecoveryService {
       await repos.sessions.deleteForUser(user.id);
       await repos.tokens.voidAll(user.id, 'password-reset', now);
       // Whoever was guessing codes with the old password has it no more.
-      await repos.mfa.clearFailures(user.id);
+      await repos.totp.clearFailures(user.id);
       // The link reached the address: it is proven now, as the row just marked.
       await this.#accountMail.passwordChanged(repos, { ...user, emailVerified: true });
       return user;

@@ -5,8 +5,8 @@
 // Its routes' half (the answer, the audit line, the metric, the failure's shape) is answers.ts.
 import { createHash, randomBytes } from 'node:crypto';
 import type { InTransaction } from '../db/transactions.ts';
-import type { CodeGate, TotpFactor } from '../mfa/repository.ts';
-import type { MfaRepositories, SecondFactorCheck, TotpService } from '../mfa/service.ts';
+import type { CodeGate, TotpFactor } from '../totp/repository.ts';
+import type { TotpRepositories, SecondFactorCheck, TotpService } from '../totp/service.ts';
 import type { SessionService, StartedSession } from '../sessions/service.ts';
 import type { User } from '../users/user.ts';
 import type { Attempt, SigninThrottle } from './throttle.ts';
@@ -99,14 +99,14 @@ export interface SessionGrants {
 }
 
 /** A code is spent in the transaction that grants its session. */
-export interface CoreRepositories extends MfaRepositories {
+export interface CoreRepositories extends TotpRepositories {
   /** The fence's check, which on PostgreSQL also share-locks what it reads until the commit. */
   users: { hasPasswordHash(userId: bigint, passwordHash: string): Promise<boolean> };
   signins: SessionGrants;
   tickets: SigninTicketsRepository;
 }
 
-/** The second factor as the core uses it (mfa/service.ts). */
+/** The second factor as the core uses it (totp/service.ts). */
 export type SecondFactor = Pick<TotpService, 'check' | 'use' | 'signedIn' | 'claimCheck' | 'failed'>;
 
 export interface SigninCoreDeps {

@@ -9,8 +9,8 @@ import { after, before, test } from 'node:test';
 import { type Insertable, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import type { Database } from '../../src/db/database.ts';
-import { createMigrations } from '../../src/db/migrations/index.ts';
 import type { UsersTable } from '../../src/db/schema.ts';
+import { schemaMigrations } from '../../src/features.ts';
 import { asUser, register, signIn, startApp, type TestApp } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { describeEachStore } from '../helpers/stores.ts';
@@ -62,7 +62,7 @@ describeEachStore('catalog counts kept by triggers', (store) => {
     database = openTestDatabase(store);
     const migrator = new Migrator({
       db: database.db,
-      provider: { getMigrations: async () => createMigrations(database.dialect) },
+      provider: { getMigrations: async () => schemaMigrations()(database.dialect) },
     });
     // Products and reviews stored before the counts existed: the migration must count them.
     await migrator.migrateTo('2026-11-23-0009-totp');

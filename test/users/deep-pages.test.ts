@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import type { Database } from '../../src/db/database.ts';
-import { createMigrations } from '../../src/db/migrations/index.ts';
+import { schemaMigrations } from '../../src/features.ts';
 import { asUser, profileApps, register, signIn } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { describeEachStore } from '../helpers/stores.ts';
@@ -41,7 +41,7 @@ describeEachStore('GET /api/users in id order, across ranges of ids', (store) =>
     database = openTestDatabase(store);
     const migrator = new Migrator({
       db: database.db,
-      provider: { getMigrations: async () => createMigrations(database.dialect) },
+      provider: { getMigrations: async () => schemaMigrations()(database.dialect) },
     });
     // Users stored before the counts existed: the migration must count them.
     await migrator.migrateTo('2026-11-22-0003-signin-failures');

@@ -4,7 +4,7 @@ import { currentSession } from '../sessions/guard.ts';
 import { BODY_ERRORS, component, failures, noContent, success } from '../shared/schemas.ts';
 import type { TotpService } from './service.ts';
 
-export interface MfaRoutesOptions {
+export interface TotpRoutesOptions {
   totp: TotpService;
 }
 
@@ -77,7 +77,7 @@ export const RecoveryCodesComponent = component(
 );
 
 /** Two-step sign-in with TOTP: set-up, confirmation, turning off (CONTRACT "Second factors"). */
-export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app, { totp }) => {
+export const totpRoutes: FastifyPluginAsyncTypebox<TotpRoutesOptions> = async (app, { totp }) => {
   app.post(
     '/api/mfa/totp',
     {

@@ -48,7 +48,7 @@ const gateState = (
   lockedUntil: asEpoch(lockedUntil),
 });
 
-export class MfaRepository {
+export class TotpRepository {
   readonly #db: Kysely<Tables>;
   readonly #rowLocks: boolean;
   /** `rowLocks`: PostgreSQL's SELECT … FOR UPDATE; SQLite's one writer at a time needs none. */

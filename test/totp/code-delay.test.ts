@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Config } from '../../src/config.ts';
+import { DEVICE_COOKIE } from '../../src/sessions/guard.ts';
 import {
   CODE_FAILURE_DECAY_MS,
   CODE_FAILURES_MAILED_AT,
@@ -12,8 +13,7 @@ import {
   FIRST_CODE_DELAY_MS,
   FREE_CODE_FAILURES,
   MAX_CODE_DELAY_MS,
-} from '../../src/mfa/service.ts';
-import { DEVICE_COOKIE } from '../../src/sessions/guard.ts';
+} from '../../src/totp/service.ts';
 import { register, startApp, type TestApp } from '../helpers/app.ts';
 import { mailsTo, mailTo, waitForMails } from '../helpers/mail.ts';
 import { linkToken, startSmtp, type TestSmtp } from '../helpers/smtp.ts';

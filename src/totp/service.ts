@@ -13,7 +13,7 @@ import { invalid } from '../shared/text.ts';
 import { confirmPresentPassword, type PasswordAttempts } from '../users/reauth.ts';
 import { toUser, type UsersRepository } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
-import type { CodeGate, GateState, MfaRepository, TotpFactor } from './repository.ts';
+import type { CodeGate, GateState, TotpRepository, TotpFactor } from './repository.ts';
 import { SecretBox } from './sealing.ts';
 
 const ISSUER = 'Usher';
@@ -65,8 +65,8 @@ export function codeDelayMs(failures: number): number {
   return Math.min(MAX_CODE_DELAY_MS, FIRST_CODE_DELAY_MS * 2 ** Math.min(30, failures - FREE_CODE_FAILURES));
 }
 
-export interface MfaRepositories {
-  mfa: MfaRepository;
+export interface TotpRepositories {
+  totp: TotpRepository;
   outbox: OutboxRepository;
 }
 
@@ -95,11 +95,11 @@ const normaliseRecoveryCode = (code: string) => code.toUpperCase().replace(/[\s-
 const hashRecoveryCode = (normalised: string) => createHash('sha256').update(normalised).digest('hex');
 
 export interface TotpServiceDeps {
-  mfa: MfaRepository;
+  totp: TotpRepository;
   users: Pick<UsersRepository, 'findById'>;
   passwords: Pick<PasswordService, 'verify'>;
   attempts: PasswordAttempts;
-  transaction: InTransaction<MfaRepositories>;
+  transaction: InTransaction<TotpRepositories>;
   accountMail: AccountMail;
   mail: Pick<MailService, 'wake'>;
   /** The sealing key, or undefined where TOTP cannot be set up (PostgreSQL without ENCRYPTION_KEY). */
@@ -146,7 +146,7 @@ export class TotpService {
     const box = this.#box();
     const user = await this.#confirmPassword(actor, password, client.address);
     const secret = new Secret({ size: SECRET_BYTES }).base32;
-    const saved = await this.#d.mfa.savePending(
+    const saved = await this.#d.totp.savePending(
       user.id,
       box.seal(secret, String(user.id)),
       new Date(this.#d.now()),
@@ -159,7 +159,7 @@ export class TotpService {
 
   /** POST /api/mfa/totp/confirm: a code from the pending secret puts it in force. */
   async confirm(actor: ActiveSession, code: string): Promise<{ recoveryCodes: string[] }> {
-    const factor = await this.#d.mfa.find(actor.userId);
+    const factor = await this.#d.totp.find(actor.userId);
     if (!factor) throw invalid('code', 'no set-up is pending; POST /api/mfa/totp first');
     if (factor.confirmed) throw alreadyOn();
     const secret = this.#box().open(factor.sealedSecret, String(actor.userId));
@@ -167,10 +167,10 @@ export class TotpService {
     if (step === undefined) throw invalid('code', 'is not the current code of the new secret');
     const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
     const user = toUser(actor.owner);
-    const done = await this.#d.transaction(async ({ mfa, outbox }) => {
-      if (!(await mfa.confirm(actor.userId, factor.sealedSecret, step, new Date(this.#d.now()))))
+    const done = await this.#d.transaction(async ({ totp, outbox }) => {
+      if (!(await totp.confirm(actor.userId, factor.sealedSecret, step, new Date(this.#d.now()))))
         return false;
-      await mfa.replaceRecoveryCodes(
+      await totp.replaceRecoveryCodes(
         actor.userId,
         codes.map((c) => hashRecoveryCode(normaliseRecoveryCode(c))),
       );
@@ -186,8 +186,8 @@ export class TotpService {
   /** DELETE /api/mfa/totp: the password again; a pending set-up goes too. Nothing on: 204 all the same. */
   async disable(actor: ActiveSession, password: string | undefined, client: { address: string }) {
     const user = await this.#confirmPassword(actor, password, client.address);
-    const wasOn = await this.#d.transaction(async ({ mfa, outbox }) => {
-      const on = await mfa.remove(user.id);
+    const wasOn = await this.#d.transaction(async ({ totp, outbox }) => {
+      const on = await totp.remove(user.id);
       if (on) await this.#d.accountMail.totpDisabled({ outbox }, user);
       return on;
     });
@@ -221,19 +221,19 @@ export class TotpService {
    * is mailed from the same transaction.
    */
   async use(
-    repos: MfaRepositories,
+    repos: TotpRepositories,
     user: User,
     match: Extract<SecondFactorCheck, { kind: 'totp' | 'recovery_code' }>,
     gate: CodeGate,
   ): Promise<boolean> {
     if (match.kind === 'totp') {
-      if (!(await repos.mfa.useStep(user.id, match.step))) return false;
+      if (!(await repos.totp.useStep(user.id, match.step))) return false;
       await this.checked(repos, gate);
       return true;
     }
-    if (!(await repos.mfa.useRecoveryCode(user.id, match.codeHash))) return false;
+    if (!(await repos.totp.useRecoveryCode(user.id, match.codeHash))) return false;
     await this.checked(repos, gate);
-    await this.#d.accountMail.recoveryCodeUsed(repos, user, await repos.mfa.recoveryCodesLeft(user.id));
+    await this.#d.accountMail.recoveryCodeUsed(repos, user, await repos.totp.recoveryCodesLeft(user.id));
     return true;
   }
 
@@ -244,8 +244,8 @@ export class TotpService {
    * transaction). Refused while the gate's delay runs.
    */
   async claimCheck(gate: CodeGate): Promise<CodeCheckClaim> {
-    return this.#d.transaction(async ({ mfa }) => {
-      const state = await mfa.readGate(gate);
+    return this.#d.transaction(async ({ totp }) => {
+      const state = await totp.readGate(gate);
       // The device or factor went meanwhile: the session's transaction decides.
       if (!state) return { ok: true, failures: 0 };
       const now = this.#d.now();
@@ -253,17 +253,17 @@ export class TotpService {
         return { ok: false, retryAfterMs: state.lockedUntil - now };
       const failures = countingFailures(state, now) + 1;
       const delay = codeDelayMs(failures);
-      await mfa.writeGate(gate, { failures, failuresAt: now, lockedUntil: delay > 0 ? now + delay : null });
+      await totp.writeGate(gate, { failures, failuresAt: now, lockedUntil: delay > 0 ? now + delay : null });
       return { ok: true, failures };
     });
   }
 
   /** A good code, in the transaction that spends it: the check it claimed is given back. */
-  async checked(repos: MfaRepositories, gate: CodeGate): Promise<void> {
-    const state = await repos.mfa.readGate(gate);
+  async checked(repos: TotpRepositories, gate: CodeGate): Promise<void> {
+    const state = await repos.totp.readGate(gate);
     if (!state) return;
     const now = this.#d.now();
-    await repos.mfa.writeGate(gate, {
+    await repos.totp.writeGate(gate, {
       failures: Math.max(0, countingFailures(state, now) - 1),
       failuresAt: state.failuresAt,
       lockedUntil: null,

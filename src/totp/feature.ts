@@ -1,0 +1,8 @@
+import type { Feature } from '../features.ts';
+import { totpRoutes, RecoveryCodesComponent, TotpSetupComponent } from './routes.ts';
+
+export const totpFeature: Feature = {
+  name: 'totp',
+  routes: (app, { services }) => app.register(totpRoutes, { totp: services.totp }),
+  components: () => [TotpSetupComponent, RecoveryCodesComponent],
+};

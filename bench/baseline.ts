@@ -58,7 +58,9 @@ function openStore(): Store {
 
 const store = openStore();
 const BY_ID = 'select id, email, name, created_at from users where id = ?';
-const BY_EMAIL = 'select id, email, name, created_at, password_hash from users where email_key = ?';
+const BY_EMAIL =
+  'select u.id, u.email, u.name, u.created_at, p.hash as password_hash from users u ' +
+  'left join password_credentials p on p.user_id = u.id where u.email_key = ?';
 const PAGE = 'select id, email, name, created_at from users order by id limit ? offset ?';
 const COUNT = 'select count(*) as n from users';
 // The session with its user's row, in one query, as Usher reads it.
@@ -70,7 +72,8 @@ const TOUCH = 'update sessions set last_seen_at = ? where token_hash = ?';
 const SESSION_IDLE_MS = 24 * 3600 * 1000;
 const TOUCH_INTERVAL_MS = 60_000;
 const INSERT =
-  'insert into users (email, email_key, name, password_hash, created_at, updated_at) values (?, ?, ?, ?, ?, ?) returning id';
+  'insert into users (email, email_key, name, created_at, updated_at) values (?, ?, ?, ?, ?) returning id';
+const INSERT_PASSWORD = 'insert into password_credentials (user_id, hash, changed_at) values (?, ?, ?)';
 const PARAMS = { memory: 19456, passes: 2, parallelism: 1, tagLength: 32 };
 
 const user = (r: Row) => ({ id: Number(r.id), email: r.email, name: r.name, createdAt: r.created_at });
@@ -147,10 +150,10 @@ const server = createServer(async (req, res) => {
       email.trim(),
       email.trim().toLowerCase(),
       name.trim(),
-      hash,
       now,
       now,
     ])) as Row;
+    await store.get(INSERT_PASSWORD, [row.id, hash, Date.now()]);
     return send(201, { id: Number(row.id), email, name, createdAt: now });
   }
   send(404, { error: 'NOT_FOUND' });

@@ -61,7 +61,6 @@ async function seed(): Promise<bigint> {
           email: `user${i}@example.com`,
           email_key: `user${i}@example.com`,
           name: `${words(2)} ${i}`,
-          password_hash: 'not-a-usable-hash',
           created_at: at(i),
           updated_at: at(i),
         })),

@@ -108,11 +108,14 @@ async function seed(url: string): Promise<void> {
         email: `bench${start + i}@example.com`,
         email_key: `bench${start + i}@example.com`,
         name: `Bench User ${start + i}`,
-        password_hash: hash,
         created_at: now,
         updated_at: now,
       }));
-      await database.db.insertInto('users').values(rows).execute();
+      const ids = await database.db.insertInto('users').values(rows).returning('id').execute();
+      await database.db
+        .insertInto('password_credentials')
+        .values(ids.map(({ id }) => ({ user_id: id, hash, changed_at: Date.now() })))
+        .execute();
     }
     // One live session per user, with a token the load generator knows (benchToken), as a
     // sign-in would have stored it: only its SHA-256.
@@ -154,11 +157,17 @@ async function seedMillion(url: string): Promise<void> {
     // PostgreSQL would read the time as text, which a timestamptz column does not take implicitly.
     const time = database.dialect === 'postgres' ? sql`cast(${now} as timestamptz)` : sql`${now}`;
     await sql`
-      insert into users (email, email_key, name, password_hash, created_at, updated_at)
+      insert into users (email, email_key, name, created_at, updated_at)
       select 'bench' || i || '@example.com', 'bench' || i || '@example.com', 'Bench User ' || i,
-             ${hash}, ${time}, ${time}
+             ${time}, ${time}
       from (${numbers}) as numbers`.execute(database.db);
-    if (database.dialect === 'postgres') await sql`analyze users`.execute(database.db);
+    await sql`
+      insert into password_credentials (user_id, hash, changed_at)
+      select id, ${hash}, ${Date.now()} from users`.execute(database.db);
+    if (database.dialect === 'postgres') {
+      await sql`analyze users`.execute(database.db);
+      await sql`analyze password_credentials`.execute(database.db);
+    }
   } finally {
     await database.close();
   }

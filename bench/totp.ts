@@ -10,8 +10,8 @@ import { Secret, TOTP } from 'otpauth';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { schemaMigrations } from '../src/features.ts';
-import { SecretBox } from '../src/totp/sealing.ts';
 import { PasswordHasher } from '../src/passwords/hasher.ts';
+import { SecretBox } from '../src/totp/sealing.ts';
 import { freshDatabaseUrl, postgresAvailable, type StoreKind } from '../test/helpers/databases.ts';
 import { freePort, SERVER_ENTRY } from '../test/helpers/process.ts';
 
@@ -38,11 +38,14 @@ async function seed(url: string, key: Buffer): Promise<void> {
             email: `u${id}@example.com`,
             email_key: `u${id}@example.com`,
             name: `User ${id}`,
-            password_hash: hash,
             created_at: now,
             updated_at: now,
           })),
         )
+        .execute();
+      await database.db
+        .insertInto('password_credentials')
+        .values(ids.map((id) => ({ user_id: BigInt(id), hash, changed_at: Date.now() })))
         .execute();
       const even = ids.filter((id) => id % 2 === 0);
       await database.db

@@ -14,7 +14,6 @@ import { createMigrations } from './db/migrations/index.ts';
 import type { SchemaReadiness } from './db/schema-readiness.ts';
 import { healthFeature } from './health/feature.ts';
 import { mailFeature } from './mail/feature.ts';
-import { totpFeature } from './totp/feature.ts';
 import { pagesFeature } from './pages/feature.ts';
 import { passkeysFeature } from './passkeys/feature.ts';
 import { passwordsFeature } from './passwords/feature.ts';
@@ -28,6 +27,7 @@ import type { Authenticator } from './sessions/guard.ts';
 import type { App } from './shared/fastify.ts';
 import type { Component } from './shared/schemas.ts';
 import { signinFeature } from './signin/feature.ts';
+import { totpFeature } from './totp/feature.ts';
 import { usersFeature } from './users/feature.ts';
 
 /** What a feature's routes are given: the built services and what every route shares. */

@@ -1,7 +1,7 @@
 import type { Feature } from '../features.ts';
 import { authComponents, authRoutes } from './routes.ts';
 
-/** Password sign-in (POST /api/signin, POST /api/sessions) and who is signed in (GET /api/session). */
+/** Password sign-in: POST /api/signin (the documented one) and POST /api/sessions (a token). */
 export const authFeature: Feature = {
   name: 'auth',
   routes: (app, { services, guard, profile, metrics }) =>

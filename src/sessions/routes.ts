@@ -1,30 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { AppError } from '../shared/errors.ts';
-import { component, failures, noContent, success } from '../shared/schemas.ts';
-import { toUser } from '../users/repository.ts';
-import type { UserWireFormat } from '../users/routes.ts';
+import { failures, noContent, success } from '../shared/schemas.ts';
 import { type Authenticator, currentSession } from './guard.ts';
-import { SESSION_ID_PATTERN, SessionComponent, SessionListItemComponent, sessionBody } from './schemas.ts';
+import { SESSION_ID_PATTERN, SessionListItemComponent } from './schemas.ts';
 import { SESSION_LIST_MAX, type SessionService } from './service.ts';
 
-/** Who is signed in, and the caller's own sessions: listing and ending them. */
+/** The caller's own sessions: listing and ending them. */
 export interface SessionsRoutesOptions {
   sessions: SessionService;
   guard: Authenticator;
-  /** The profile's user shape (profiles/), for GET /api/session. */
-  users: Pick<UserWireFormat, 'userSchema' | 'user'>;
 }
-
-/** GET /api/session's answer; named per profile since it holds the profile's user. */
-export const currentSessionFor = (users: Pick<UserWireFormat, 'userSchema'>) =>
-  component(
-    'CurrentSession',
-    Type.Object(
-      { user: users.userSchema, session: SessionComponent.ref },
-      { additionalProperties: false, description: 'Who is signed in, and the session making the request.' },
-    ),
-  );
 
 // A malformed id is answered exactly like an unknown one (config.notFound), not by a generic body.
 const SessionIdParams = Type.Object({
@@ -42,31 +28,8 @@ const sessionNotFound = () => new AppError('NOT_FOUND', 'You have no session wit
 
 export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = async (
   app,
-  { sessions, guard, users },
+  { sessions, guard },
 ) => {
-  app.get(
-    '/api/session',
-    {
-      schema: {
-        summary: 'Who is signed in: the user and the session making the request',
-        operationId: 'getCurrentSession',
-        description:
-          'The user and session behind the cookie or Bearer token; a page view of a signed-in user.',
-        response: {
-          200: success(currentSessionFor(users).ref, 'The signed-in user and this session.'),
-          ...failures(['UNAUTHENTICATED']),
-        },
-      },
-      config: { auth: 'session', noStore: true },
-    },
-    // Not async: the session check has run, so the answer goes out in this turn (no promise).
-    (request) => {
-      const session = currentSession(request);
-      // The user as read with the session: no second query.
-      return { user: users.user(toUser(session.owner)), session: sessionBody(session) };
-    },
-  );
-
   app.post(
     '/api/signout',
     {

@@ -9,7 +9,7 @@ import { type Authenticator, DEVICE_HEADER } from '../sessions/guard.ts';
 import { sessionBody } from '../sessions/schemas.ts';
 import { AppError } from '../shared/errors.ts';
 import { decorateSigninRequests, type SigninAudit, signinAudit } from './audit.ts';
-import type { SigninMethodName, SigninOutcome } from './core.ts';
+import type { RedeemOutcome, SigninMethodName, SigninOutcome } from './core.ts';
 
 /** Names the factor a sign-in still needs; only sent once the method succeeded. */
 export const SECOND_FACTOR_HEADER = 'usher-second-factor';
@@ -35,7 +35,7 @@ export interface SigninAnswers {
    * Records a judged outcome (now, whether or not the client stays for the answer), then
    * returns the success or throws the failure for the route's renderer.
    */
-  settle(request: FastifyRequest, outcome: SigninOutcome, successStatus: 200 | 201): SigninSuccess;
+  settle(request: FastifyRequest, outcome: RedeemOutcome, successStatus: 200 | 201): SigninSuccess;
   /**
    * For methods with no body to carry a code: the ticket of a sign-in that still needs one
    * (recorded as a password sign-in without its code is), else as `settle`.
@@ -108,7 +108,11 @@ export function signinAnswers(
         request.signinUserId = outcome.user.id;
         request.signinMethod = outcome.method;
         request.signinFactor = outcome.factor ?? null;
-      } else if (outcome.reason !== 'throttled') request.signinUserId = outcome.userId ?? null;
+      } else {
+        if (outcome.reason !== 'throttled') request.signinUserId = outcome.userId ?? null;
+        // A ticket's failure, once the ticket was read, is the method's that left it.
+        if ('method' in outcome) request.signinMethod = outcome.method;
+      }
       audit.record(request, outcome.ok ? successStatus : signinFailureStatus(outcome.reason));
       if (outcome.ok) return outcome;
       const status = signinFailureStatus(outcome.reason);

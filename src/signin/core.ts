@@ -5,9 +5,9 @@
 // Its routes' half (the answer, the audit line, the metric, the failure's shape) is answers.ts.
 import { createHash, randomBytes } from 'node:crypto';
 import type { InTransaction } from '../db/transactions.ts';
-import type { CodeGate, TotpFactor } from '../totp/repository.ts';
-import type { TotpRepositories, SecondFactorCheck, TotpService } from '../totp/service.ts';
 import type { SessionService, StartedSession } from '../sessions/service.ts';
+import type { CodeGate, TotpFactor } from '../totp/repository.ts';
+import type { SecondFactorCheck, TotpRepositories, TotpService } from '../totp/service.ts';
 import type { User } from '../users/user.ts';
 import type { Attempt, SigninThrottle } from './throttle.ts';
 import type { SigninTicketsRepository } from './ticket-repository.ts';
@@ -39,6 +39,9 @@ export type SigninOutcome =
   | { ok: false; reason: 'unverified'; userId: bigint };
 
 export type SigninFailure = Extract<SigninOutcome, { ok: false }>;
+
+/** A failure of a ticket's second step, once the ticket was read: the method that left it. */
+export type RedeemOutcome = SigninOutcome | (SigninFailure & { method: SigninMethodName });
 
 /** The client a sign-in comes from. */
 export interface SigninClient {
@@ -101,7 +104,10 @@ export interface SessionGrants {
 /** A code is spent in the transaction that grants its session. */
 export interface CoreRepositories extends TotpRepositories {
   /** The fence's check, which on PostgreSQL also share-locks what it reads until the commit. */
-  users: { hasPasswordHash(userId: bigint, passwordHash: string): Promise<boolean> };
+  users: {
+    hasPasswordHash(userId: bigint, passwordHash: string): Promise<boolean>;
+    holdForReference(userId: bigint): Promise<void>;
+  };
   signins: SessionGrants;
   tickets: SigninTicketsRepository;
 }
@@ -294,8 +300,11 @@ export class SigninCore {
     else
       try {
         granted = await this.#d.transaction(async (repos) => {
-          if (ticket && !(await repos.tickets.spend(ticket.digest, this.#d.now(), TICKET_MAX_FAILURES)))
-            return false;
+          if (ticket) {
+            // The user row first, as a deletion takes it before the ticket's and the factor's.
+            await repos.users.holdForReference(user.id);
+            if (!(await repos.tickets.spend(ticket.digest, this.#d.now(), TICKET_MAX_FAILURES))) return false;
+          }
           // The fence is checked (and the row locked) before the code is spent, so a code is never
           // spent for a password that changed meanwhile.
           const fence = grant.passwordHash;
@@ -334,7 +343,7 @@ export class SigninCore {
    * left the ticket. Throttled per address like any code, and by the account's code delay; the
    * ticket dies with its 5th wrong code or when it is spent.
    */
-  async redeem(ticket: string, code: string | undefined, client: SigninClient): Promise<SigninOutcome> {
+  async redeem(ticket: string, code: string | undefined, client: SigninClient): Promise<RedeemOutcome> {
     const verdict = await this.#d.throttle.beginForAddress('second-factor', client.address);
     if (!verdict.allowed)
       return { ok: false, reason: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds };
@@ -350,7 +359,8 @@ export class SigninCore {
       const totp = await this.#d.factorOf(user.id);
       const proof = { ok: true, user, secondFactor: { by: 'code', code, totp } } as const;
       const context = { method: stored.method, proof, attempt, client, remembers: false };
-      return await this.#withCode(context, totp, code, { digest });
+      const outcome = await this.#withCode(context, totp, code, { digest });
+      return outcome.ok ? outcome : { ...outcome, method: stored.method };
     } catch (error) {
       await attempt.abandoned().catch(() => {});
       throw error;

@@ -155,8 +155,10 @@ export class SigninThrottle {
    * together), for the method named `method`: its own rows, so a success forgives only them.
    */
   async beginForAddress(method: string, address: string): Promise<ThrottleVerdict> {
-    // No email key has this form (registration needs an @), so no account shares the digest.
-    const digest = accountDigest(`method:${method}`);
+    // No email key has this form (registration needs an @), so no account shares the digest. Per
+    // network too: one digest for every address would make each attempt's count read every
+    // network's rows of the method (its account count, unlimited but still counted).
+    const digest = accountDigest(`method:${method}:${addressKey(address)}`);
     return this.#begin(digest, address, { sent: undefined, known: false }, this.#addressRoom, this.#now());
   }
 

@@ -1,5 +1,5 @@
 import type { Feature } from '../features.ts';
-import { totpRoutes, RecoveryCodesComponent, TotpSetupComponent } from './routes.ts';
+import { RecoveryCodesComponent, TotpSetupComponent, totpRoutes } from './routes.ts';
 
 export const totpFeature: Feature = {
   name: 'totp',

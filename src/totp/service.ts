@@ -13,7 +13,7 @@ import { invalid } from '../shared/text.ts';
 import { confirmPresentPassword, type PasswordAttempts } from '../users/reauth.ts';
 import { toUser, type UsersRepository } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
-import type { CodeGate, GateState, TotpRepository, TotpFactor } from './repository.ts';
+import type { CodeGate, GateState, TotpFactor, TotpRepository } from './repository.ts';
 import { SecretBox } from './sealing.ts';
 
 const ISSUER = 'Usher';

@@ -1,10 +1,10 @@
 import type { Feature } from '../features.ts';
-import { accountComponentFor, usersRoutes } from './routes.ts';
+import { accountComponentFor, currentSessionFor, usersRoutes } from './routes.ts';
 
 export const usersFeature: Feature = {
   name: 'users',
   routes: (app, { services, guard, profile, config }) =>
     app.register(usersRoutes, { users: services.users, guard, profile, lookup: config.userLookup }),
-  components: (profile) => [profile.userComponent, accountComponentFor(profile)],
+  components: (profile) => [profile.userComponent, currentSessionFor(profile), accountComponentFor(profile)],
   housekeeping: ({ limits }) => Promise.all([limits.registration.purge(), limits.emailChange.purge()]),
 };

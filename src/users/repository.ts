@@ -99,6 +99,16 @@ export class UsersRepository {
   }
 
   /**
+   * In a transaction that will insert a row referring to the user (a session): takes the user
+   * row's KEY SHARE lock first (PostgreSQL), so an account deletion waits for it rather than
+   * meeting it half-way (each holding a row the other needs). Nothing to do on SQLite.
+   */
+  async holdForReference(id: bigint): Promise<void> {
+    if (!this.#options.rowLocks) return;
+    await this.#db.selectFrom('users').select('id').where('id', '=', id).forKeyShare().executeTakeFirst();
+  }
+
+  /**
    * For sign-in (auth/service.ts): true when the user exists and still has this password hash
    * (passwords/repository.ts's `holds`: share-locked on PostgreSQL in a transaction).
    */

@@ -7,6 +7,7 @@ import { PASSWORD_MAX } from '../passwords/policy.ts';
 import { type ErrorRenderer, renderCodeOnly } from '../plugins/errors.ts';
 import { pageOf, pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
+import { SessionComponent, sessionBody } from '../sessions/schemas.ts';
 import { mapAwaitable } from '../shared/awaitable.ts';
 import { BODY_LIMITS } from '../shared/body-limits.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
@@ -21,6 +22,7 @@ import {
   Timestamp,
 } from '../shared/schemas.ts';
 import { ReauthBody } from './reauth.ts';
+import { toUser } from './repository.ts';
 import { EMAIL_MAX, NAME_MAX } from './rules.ts';
 import { type UsersService, userNotFound } from './service.ts';
 import { USER_DEEP_SORTS, USER_SORT_KEYS, type User, type UserSortKey } from './user.ts';
@@ -65,6 +67,16 @@ const UpdateBody = Type.Object(
 );
 
 const AUTH_ERRORS = ['UNAUTHENTICATED', 'FORBIDDEN'] as const;
+
+/** GET /api/session's answer; named per profile since it holds the profile's user. */
+export const currentSessionFor = (users: Pick<UserWireFormat, 'userSchema'>) =>
+  component(
+    'CurrentSession',
+    Type.Object(
+      { user: users.userSchema, session: SessionComponent.ref },
+      { additionalProperties: false, description: 'Who is signed in, and the session making the request.' },
+    ),
+  );
 
 /** GET /api/account's answer; named per profile since it holds the profile's user. */
 export const accountComponentFor = (profile: Pick<UserWireFormat, 'userSchema'>) =>
@@ -217,6 +229,29 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       },
     );
   }
+
+  app.get(
+    '/api/session',
+    {
+      schema: {
+        summary: 'Who is signed in: the user and the session making the request',
+        operationId: 'getCurrentSession',
+        description:
+          'The user and session behind the cookie or Bearer token; a page view of a signed-in user.',
+        response: {
+          200: success(currentSessionFor(profile).ref, 'The signed-in user and this session.'),
+          ...failures(['UNAUTHENTICATED']),
+        },
+      },
+      config: { auth: 'session', noStore: true },
+    },
+    // Not async: the session check has run, so the answer goes out in this turn (no promise).
+    (request) => {
+      const session = currentSession(request);
+      // The user as read with the session: no second query.
+      return { user: profile.user(toUser(session.owner)), session: sessionBody(session) };
+    },
+  );
 
   app.get(
     '/api/account',

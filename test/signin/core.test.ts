@@ -142,6 +142,8 @@ describeEachStore('The sign-in core, through the example method', (store) => {
     assert.equal(noCode.statusCode, 401);
     assert.equal(noCode.headers['usher-second-factor'], 'totp');
 
+    const failures = () => metric(t, 'usher_signins_total', 'method="example",outcome="failure"');
+    const failedBefore = await failures();
     const wrong = await post(
       t,
       '/api/signin/second-factor',
@@ -150,6 +152,7 @@ describeEachStore('The sign-in core, through the example method', (store) => {
     );
     assert.equal(wrong.statusCode, 401);
     assert.equal(wrong.headers['usher-second-factor'], 'totp');
+    assert.equal(await failures(), failedBefore + 1, "a wrong code on a live ticket is the method's failure");
 
     const before = await metric(t, 'usher_signin_second_factors_total', 'factor="totp"');
     const done = await post(

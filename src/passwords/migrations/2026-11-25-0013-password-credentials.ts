@@ -22,14 +22,30 @@ export function createPasswordCredentials(dialect: Dialect): Migration {
       : sql`cast(round((julianday(updated_at) - 2440587.5) * 86400000) as integer)`;
   return {
     async up(db: Kysely<unknown>) {
+      // SQLite runs migrations without a transaction around them (no transactional DDL in
+      // Kysely's adapter), so a process killed half-way must find each step safe to run again:
+      // the table may be there already, some hashes copied, the column gone.
+      if (dialect === 'sqlite') {
+        const { rows } = await sql<{ n: number }>`select count(*) as n from pragma_table_info('users')
+          where name = 'password_hash'`.execute(db);
+        if (Number(rows[0]?.n ?? 0) === 0) {
+          await sql`create table if not exists password_credentials (user_id integer primary key
+            references users (id) on delete cascade, hash text not null, changed_at bigint not null)`.execute(
+            db,
+          );
+          return;
+        }
+      }
       await db.schema
         .createTable('password_credentials')
+        .ifNotExists()
         .addColumn('user_id', idColumn, (col) => col.primaryKey().references('users.id').onDelete('cascade'))
         .addColumn('hash', 'text', (col) => col.notNull())
         .addColumn('changed_at', 'bigint', (col) => col.notNull())
         .execute();
       await sql`insert into password_credentials (user_id, hash, changed_at)
-        select id, password_hash, ${updatedAtMs} from users`.execute(db);
+        select id, password_hash, ${updatedAtMs} from users where true
+        on conflict (user_id) do nothing`.execute(db);
       await db.schema.alterTable('users').dropColumn('password_hash').execute();
     },
     async down(db: Kysely<unknown>) {

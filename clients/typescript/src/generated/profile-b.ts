@@ -74,6 +74,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is signed in: the user and the session making the request
+         * @description The user and session behind the cookie or Bearer token; a page view of a signed-in user.
+         */
+        get: operations["getCurrentSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/account": {
         parameters: {
             query?: never;
@@ -157,26 +177,6 @@ export interface paths {
          * @description Signs you out everywhere else, for example after a device was lost.
          */
         delete: operations["endOtherSessions"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/session": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Who is signed in: the user and the session making the request
-         * @description The user and session behind the cookie or Bearer token; a page view of a signed-in user.
-         */
-        get: operations["getCurrentSession"];
-        put?: never;
-        post?: never;
-        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -749,25 +749,12 @@ export interface components {
             /** @description The User-Agent it signed in with (up to 256 characters), or null. */
             userAgent: string | null;
         };
-        /** @description Who is signed in, and the session making the request. */
-        CurrentSession: {
-            user: components["schemas"]["User"];
+        /** @description A session started for a client without cookies. */
+        TokenSession: {
+            /** @description The session token, for `Authorization: Bearer …`; shown this once. */
+            token: string;
             session: components["schemas"]["Session"];
-        };
-        /** @description A session (never its token). */
-        Session: {
-            /** @description The session's public id. */
-            id: string;
-            /**
-             * Format: date-time
-             * @description When it started (the sign-in).
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When it ends at the latest, however it is used.
-             */
-            expiresAt: string;
+            user: components["schemas"]["User"];
         };
         /** @description A user (profile B). */
         User: {
@@ -791,12 +778,20 @@ export interface components {
             /** @description The email was confirmed through a link mailed to it. */
             emailVerified: boolean;
         };
-        /** @description A session started for a client without cookies. */
-        TokenSession: {
-            /** @description The session token, for `Authorization: Bearer …`; shown this once. */
-            token: string;
-            session: components["schemas"]["Session"];
-            user: components["schemas"]["User"];
+        /** @description A session (never its token). */
+        Session: {
+            /** @description The session's public id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When it started (the sign-in).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it ends at the latest, however it is used.
+             */
+            expiresAt: string;
         };
         /** @description Signed in (profile B): the user, wrapped. */
         SigninSuccess: {
@@ -856,15 +851,6 @@ export interface components {
             error: "EMAIL_TAKEN" | "TOTP_ALREADY_ON" | "QUOTA_EXCEEDED";
             message: string;
         };
-        /** @description A 401 failure: a stable code and a message for people. */
-        Error401: {
-            /**
-             * @description What went wrong, as a stable code; routes list the codes they give.
-             * @enum {string}
-             */
-            error: "SIGNIN_FAILED" | "UNAUTHENTICATED";
-            message: string;
-        };
         /** @description The signed-in account and the ways it can sign in. */
         Account: {
             user: components["schemas"]["User"];
@@ -887,6 +873,20 @@ export interface components {
              * @enum {string}
              */
             role: "user";
+        };
+        /** @description A 401 failure: a stable code and a message for people. */
+        Error401: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "SIGNIN_FAILED" | "UNAUTHENTICATED";
+            message: string;
+        };
+        /** @description Who is signed in, and the session making the request. */
+        CurrentSession: {
+            user: components["schemas"]["User"];
+            session: components["schemas"]["Session"];
         };
         /** @description A 503 failure of a documented endpoint: the code alone (SPEC 7). */
         CodeOnlyError503: {
@@ -1491,6 +1491,64 @@ export interface operations {
             };
         };
     };
+    getCurrentSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed-in user and this session. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrentSession"];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
     getAccount: {
         parameters: {
             query?: never;
@@ -1991,64 +2049,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
-            503: {
-                headers: {
-                    /** @description Seconds to wait, when the server is busy rather than down. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-        };
-    };
-    getCurrentSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The signed-in user and this session. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CurrentSession"];
-                };
-            };
-            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
                 };
             };
             /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */

@@ -89,7 +89,12 @@ export const accountComponentFor = (profile: Pick<UserWireFormat, 'userSchema'>)
           description: 'The account has a password (one made through forgot-password counts).',
         }),
         totp: Type.Boolean({ description: 'Two-step sign-in (TOTP) is in force: set up and confirmed.' }),
-        passkeys: Type.Integer({ minimum: 0, description: 'How many passkeys the account has.' }),
+        passkeys: Type.Integer({
+          minimum: 0,
+          maximum: 2_147_483_647,
+          format: 'int32',
+          description: 'How many passkeys the account has.',
+        }),
         identities: Type.Array(
           Type.Object(
             {

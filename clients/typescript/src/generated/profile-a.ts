@@ -859,7 +859,10 @@ export interface components {
             password: boolean;
             /** @description Two-step sign-in (TOTP) is in force: set up and confirmed. */
             totp: boolean;
-            /** @description How many passkeys the account has. */
+            /**
+             * Format: int32
+             * @description How many passkeys the account has.
+             */
             passkeys: number;
             /** @description Linked external identities: always empty until sign-in with a provider exists. */
             identities: {

@@ -5,7 +5,7 @@ import { mailMetrics } from './metrics.ts';
 /** The outbox: its metrics, its delivery loop, and the removal of old finished mail. */
 export const mailFeature: Feature = {
   name: 'mail',
-  metrics: (registry, services) => mailMetrics(() => services().mail.waiting())(registry),
+  metrics: (registry, services) => mailMetrics(registry, () => services().mail.waiting()),
   housekeeping: (services) => services.purgeFinishedMail(),
   background: ({ services, schema, config, log }) => {
     // Forgot-password asks and the outbox: at once when something is recorded here, and every

@@ -1,29 +1,30 @@
 // The mail feature's metrics on GET /metrics (plugins/metrics.ts): deliveries by outcome and the
 // messages still waiting in the outbox.
-import { Counter, Gauge } from 'prom-client';
-import type { MetricFamilies } from '../plugins/metrics.ts';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { MetricObservers } from '../plugins/metrics.ts';
 
-/** `waiting` is read at each scrape (the outbox of every instance). */
-export function mailMetrics(waiting: () => Promise<number>): MetricFamilies {
-  return (registry) => {
-    const mails = new Counter({
-      name: 'usher_mail_deliveries_total',
-      help: 'Mail delivery attempts by outcome: sent, retry (failed this time), failed (given up).',
-      labelNames: ['outcome'],
-      registers: [registry],
-    });
-    new Gauge({
-      name: 'usher_mail_waiting',
-      help: 'Messages in the outbox not yet sent nor given up on (all instances).',
-      registers: [registry],
-      async collect() {
-        try {
-          this.set(await waiting());
-        } catch {
-          // The database is down: /readyz says so; the scrape still answers with the rest.
-        }
-      },
-    });
-    return { mailOutcome: (outcome) => mails.inc({ outcome }) };
-  };
+/** Registers the mail metrics; `waiting` is read at each scrape (the outbox of every instance). */
+export function mailMetrics(
+  registry: Registry,
+  waiting: () => Promise<number>,
+): Pick<MetricObservers, 'mailOutcome'> {
+  const mails = new Counter({
+    name: 'usher_mail_deliveries_total',
+    help: 'Mail delivery attempts by outcome: sent, retry (failed this time), failed (given up).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'usher_mail_waiting',
+    help: 'Messages in the outbox not yet sent nor given up on (all instances).',
+    registers: [registry],
+    async collect() {
+      try {
+        this.set(await waiting());
+      } catch {
+        // The database is down: /readyz says so; the scrape still answers with the rest.
+      }
+    },
+  });
+  return { mailOutcome: (outcome) => mails.inc({ outcome }) };
 }

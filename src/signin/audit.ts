@@ -29,13 +29,6 @@ function outcomeOf(statusCode: number): SigninOutcomeLabel {
   return statusCode >= 500 ? 'unavailable' : 'invalid';
 }
 
-/** The status a sign-in refusal is answered with, whichever method was refused. */
-export function signinFailureStatus(reason: 'throttled' | 'unverified' | (string & {})): 401 | 403 | 429 {
-  if (reason === 'throttled') return 429;
-  if (reason === 'unverified') return 403;
-  return 401;
-}
-
 /** What a sign-in route's plugin decorates requests with, for the audit to read. */
 export function decorateSigninRequests(app: { decorateRequest(name: string, value: unknown): unknown }) {
   app.decorateRequest('signinUserId', null);

@@ -9,7 +9,8 @@ import type { SessionService, StartedSession } from '../sessions/service.ts';
 import type { CodeGate, TotpFactor } from '../totp/repository.ts';
 import type { SecondFactorCheck, TotpRepositories, TotpService } from '../totp/service.ts';
 import type { User } from '../users/user.ts';
-import type { Attempt, SigninThrottle } from './throttle.ts';
+import type { GrantRepository } from './grant-repository.ts';
+import type { Attempt, SigninThrottle, ThrottleVerdict } from './throttle.ts';
 import type { SigninTicketsRepository } from './ticket-repository.ts';
 
 /** How a sign-in proved itself: the metric's and the audit line's `method`. */
@@ -90,17 +91,6 @@ export interface SigninMethod {
   prove(): Promise<Proof>;
 }
 
-/** Where sessions are granted (grant-repository.ts). */
-export interface SessionGrants {
-  grantSession(grant: {
-    session: ReturnType<SessionService['issue']>['row'];
-    /** The fence: undefined grants to the user as long as the account exists. */
-    passwordHash: string | undefined;
-    forgive: Attempt['forgiveness'];
-    remember: { tokenDigest: string; now: number; expiresAt: number } | undefined;
-  }): Promise<boolean>;
-}
-
 /** A code is spent in the transaction that grants its session. */
 export interface CoreRepositories extends TotpRepositories {
   /** The fence's check, which on PostgreSQL also share-locks what it reads until the commit. */
@@ -108,7 +98,7 @@ export interface CoreRepositories extends TotpRepositories {
     hasPasswordHash(userId: bigint, passwordHash: string): Promise<boolean>;
     holdForReference(userId: bigint): Promise<void>;
   };
-  signins: SessionGrants;
+  signins: Pick<GrantRepository, 'grantSession'>;
   tickets: SigninTicketsRepository;
 }
 
@@ -117,7 +107,7 @@ export type SecondFactor = Pick<TotpService, 'check' | 'use' | 'signedIn' | 'cla
 
 export interface SigninCoreDeps {
   throttle: SigninThrottle;
-  signins: SessionGrants;
+  signins: Pick<GrantRepository, 'grantSession'>;
   tickets: SigninTicketsRepository;
   /** The account's TOTP factor, for methods that carry no code (their ticket). */
   factorOf(userId: bigint): Promise<TotpFactor | undefined>;
@@ -169,19 +159,31 @@ export class SigninCore {
       'account' in method.throttle
         ? await this.#d.throttle.begin(method.throttle.account, client.address, client.deviceToken)
         : await this.#d.throttle.beginForAddress(method.name, client.address);
-    if (!verdict.allowed)
-      return { ok: false, reason: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds };
-    const { attempt } = verdict;
-    try {
+    return this.#judged(verdict, async (attempt) => {
       const proof = await method.prove();
       if (!proof.ok) {
         await attempt.failed();
         return { ok: false, reason: 'credentials', userId: proof.userId };
       }
-      return await this.#finish(method.name, proof, attempt, client, 'account' in method.throttle);
+      return this.#finish(method.name, proof, attempt, client, 'account' in method.throttle);
+    });
+  }
+
+  /**
+   * The attempt the throttle let through, judged by `judge`; refused ones answer `throttled`. An
+   * attempt whose judging throws was never judged, and is not held against anyone.
+   */
+  async #judged<T extends SigninOutcome>(
+    verdict: ThrottleVerdict,
+    judge: (attempt: Attempt) => Promise<T>,
+  ): Promise<T | Extract<SigninOutcome, { reason: 'throttled' }>> {
+    if (!verdict.allowed)
+      return { ok: false, reason: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds };
+    try {
+      return await judge(verdict.attempt);
     } catch (error) {
       // Best effort: the database may still be down.
-      await attempt.abandoned().catch(() => {});
+      await verdict.attempt.abandoned().catch(() => {});
       throw error;
     }
   }
@@ -345,10 +347,7 @@ export class SigninCore {
    */
   async redeem(ticket: string, code: string | undefined, client: SigninClient): Promise<RedeemOutcome> {
     const verdict = await this.#d.throttle.beginForAddress('second-factor', client.address);
-    if (!verdict.allowed)
-      return { ok: false, reason: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds };
-    const { attempt } = verdict;
-    try {
+    return this.#judged<RedeemOutcome>(verdict, async (attempt) => {
       const digest = TICKET_FORM.test(ticket) ? digestOf(ticket) : undefined;
       const stored = digest && (await this.#d.tickets.find(digest, this.#d.now(), TICKET_MAX_FAILURES));
       const user = stored && (await this.#d.userById(stored.userId));
@@ -361,10 +360,7 @@ export class SigninCore {
       const context = { method: stored.method, proof, attempt, client, remembers: false };
       const outcome = await this.#withCode(context, totp, code, { digest });
       return outcome.ok ? outcome : { ...outcome, method: stored.method };
-    } catch (error) {
-      await attempt.abandoned().catch(() => {});
-      throw error;
-    }
+    });
   }
 
   /** The device cookie's Max-Age. */

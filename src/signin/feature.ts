@@ -10,7 +10,7 @@ import { signinRoutes } from './routes.ts';
 export const signinFeature: Feature = {
   name: 'signin',
   migrations: { '2026-11-25-0014-signin-tickets': createSigninTickets },
-  metrics: (registry) => signinMetrics(registry),
+  metrics: signinMetrics,
   housekeeping: ({ core, throttle }) => Promise.all([core.purgeExpired(), throttle.purgeExpired()]),
   routes: (app, { services, guard, profile, metrics }) =>
     app.register(signinRoutes, { core: services.core, guard, profile, metrics }),

@@ -220,14 +220,36 @@ describeEachStore('The sign-in core, through the example method', (store) => {
     assert.equal(ok.statusCode, 200, ok.body);
   });
 
-  test('ISSUE 26: a ticket is no password: bad tickets are 401 in the profile shape, bodies are checked', async () => {
-    for (const ticket of ['', 'x', 'A'.repeat(43), '../etc']) {
-      const res = await post(apps.b, '/api/signin/second-factor', { ticket, code: '123456' });
-      assert.equal(res.statusCode, 401, ticket);
-      assert.equal(res.json().error, 'SIGNIN_FAILED');
-    }
-    const bad = await post(apps.b, '/api/signin/second-factor', { ticket: 5, code: '123456' });
-    assert.equal(bad.statusCode, 400);
-    assert.equal(bad.json().error, 'SIGNIN_FAILED');
-  });
+  for (const profile of ['a', 'b'] as const) {
+    test(`ISSUE 26 (${profile}): bad tickets are 401 and bad bodies 400, in the profile's SIGNIN_FAILED shape`, async () => {
+      const t = apps[profile];
+      const shaped = (message: string) =>
+        profile === 'a' ? { error: 'SIGNIN_FAILED' } : { error: 'SIGNIN_FAILED', message };
+      for (const ticket of ['', 'x', 'A'.repeat(43), '../etc']) {
+        const res = await post(t, '/api/signin/second-factor', { ticket, code: '123456' });
+        assert.equal(res.statusCode, 401, ticket);
+        assert.deepEqual(
+          res.json(),
+          shaped('The ticket or the code is not right: sign in again if the ticket has expired.'),
+        );
+      }
+      const badBody = shaped('The request body must be a JSON object with string fields ticket and code.');
+      for (const body of [{ ticket: 5, code: '123456' }, { ticket: 'x', code: null }, [], 'ticket']) {
+        const res = await post(t, '/api/signin/second-factor', body as object);
+        assert.equal(res.statusCode, 400, JSON.stringify(body));
+        assert.deepEqual(res.json(), badBody);
+      }
+      const notJson = await t.inject({
+        method: 'POST',
+        url: '/api/signin/second-factor',
+        headers: { 'content-type': 'text/plain' },
+        payload: 'ticket=x',
+      });
+      assert.equal(notJson.statusCode, 415);
+      assert.deepEqual(
+        notJson.json(),
+        shaped('The request body must be JSON (Content-Type: application/json).'),
+      );
+    });
+  }
 });

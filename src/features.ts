@@ -14,6 +14,7 @@ import { createMigrations } from './db/migrations/index.ts';
 import type { SchemaReadiness } from './db/schema-readiness.ts';
 import { healthFeature } from './health/feature.ts';
 import { mailFeature } from './mail/feature.ts';
+import { oauthFeature } from './oauth/feature.ts';
 import { pagesFeature } from './pages/feature.ts';
 import { passkeysFeature } from './passkeys/feature.ts';
 import { passwordsFeature } from './passwords/feature.ts';
@@ -75,6 +76,7 @@ export const FEATURES: readonly Feature[] = [
   sessionsFeature,
   passkeysFeature,
   totpFeature,
+  oauthFeature,
   recoveryFeature,
   catalogFeature,
   restFeature,

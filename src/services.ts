@@ -15,6 +15,10 @@ import { OutboxRepository } from './mail/repository.ts';
 import type { MailLog } from './mail/service.ts';
 import { MailService } from './mail/service.ts';
 import { createTransport } from './mail/transport.ts';
+import { IdentitiesRepository } from './oauth/identity-repository.ts';
+import { Providers } from './oauth/providers.ts';
+import { OAuthService } from './oauth/service.ts';
+import { OAuthStatesRepository } from './oauth/state-repository.ts';
 import { PasskeysRepository } from './passkeys/repository.ts';
 import { PasskeyService, relyingParty } from './passkeys/service.ts';
 import { PasswordHasher } from './passwords/hasher.ts';
@@ -55,6 +59,8 @@ export interface Services {
   recovery: RecoveryService;
   passkeys: PasskeyService;
   totp: TotpService;
+  /** Sign-in with providers, and the identities it links. */
+  oauth: OAuthService;
   /** Registration, email-change and passkey-options limits (users/limits.ts). */
   limits: {
     registration: RegistrationLimits;
@@ -100,6 +106,7 @@ export function createServices(config: Config, database: Database, options: Serv
     signers: new SignerRepository(db),
     limits: new LimitEventsRepository(db),
     tickets: new SigninTicketsRepository(db),
+    identities: new IdentitiesRepository(db, { rowLocks }),
   });
   const repos = repositories(database.db);
   const transaction = inTransaction(database.db, repositories);
@@ -188,8 +195,22 @@ export function createServices(config: Config, database: Database, options: Serv
     optionsLimit: usersLimits.passkeyOptions,
     now,
   });
+  const oauth = new OAuthService({
+    providers: new Providers(config.oauth.providers, config.publicUrl, config.oauth.timeoutMs),
+    states: new OAuthStatesRepository(database.db),
+    identities: repos.identities,
+    users: repos.users,
+    core,
+    transaction,
+    accountMail,
+    mail,
+    factorOf: (userId) => repos.totp.find(userId),
+    signup: config.oauth.signup,
+    now,
+  });
   return {
     hasher,
+    oauth,
     users: new UsersService({
       users: repos.users,
       passwords,
@@ -202,6 +223,7 @@ export function createServices(config: Config, database: Database, options: Serv
       methods: {
         totpInForce: async (userId) => (await repos.totp.find(userId))?.confirmed === true,
         passkeyCount: (userId) => passkeysRepository.count(userId),
+        identities: (userId) => repos.identities.list(userId),
       },
     }),
     auth: new AuthService({

@@ -54,7 +54,7 @@ export interface AuthRoutesOptions {
 }
 
 /** POST /api/sessions' answer; named per profile since it holds the profile's user. */
-const tokenSessionFor = (profile: WireProfile) =>
+export const tokenSessionFor = (profile: WireProfile) =>
   component(
     'TokenSession',
     Type.Object(

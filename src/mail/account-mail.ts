@@ -8,6 +8,8 @@ import type { MailService } from './service.ts';
 import {
   accountDeletedMessage,
   emailChangedMessage,
+  identityLinkedMessage,
+  identityUnlinkedMessage,
   passkeyAddedMessage,
   passkeyRemovedMessage,
   passwordChangedMessage,
@@ -88,6 +90,15 @@ export class AccountMail {
       repos.outbox,
       passkeyRemovedMessage(user.email, greeted(user), user.emailVerified ? passkeyName : undefined),
     );
+  }
+
+  /** `provider`: the provider's display name (OAUTH_X_NAME), the operator's text. */
+  async identityLinked(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee, provider: string) {
+    await this.#mail.queue(repos.outbox, identityLinkedMessage(user.email, greeted(user), provider));
+  }
+
+  async identityUnlinked(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee, provider: string) {
+    await this.#mail.queue(repos.outbox, identityUnlinkedMessage(user.email, greeted(user), provider));
   }
 
   /**

@@ -122,6 +122,40 @@ export function passkeyAddedMessage(
   });
 }
 
+export function identityLinkedMessage(
+  to: string,
+  name: string | undefined,
+  provider: string,
+): OutgoingMessage {
+  return compose({
+    to,
+    subject: `Your ${provider} account was linked to your account`,
+    greeting: hello(name),
+    paragraphs: [
+      `A ${provider} account was just linked to your account; it can now sign in to it.`,
+      'If this was not you, unlink it from your account page now, and reset your password.',
+    ],
+    closing: CLOSING,
+  });
+}
+
+export function identityUnlinkedMessage(
+  to: string,
+  name: string | undefined,
+  provider: string,
+): OutgoingMessage {
+  return compose({
+    to,
+    subject: `A ${provider} account was unlinked from your account`,
+    greeting: hello(name),
+    paragraphs: [
+      `A ${provider} account was just unlinked from your account; it can no longer sign in to it.`,
+      NOT_YOU,
+    ],
+    closing: CLOSING,
+  });
+}
+
 export function passkeyRemovedMessage(
   to: string,
   name: string | undefined,

@@ -27,6 +27,11 @@ const TAGS = [
     name: 'sessions',
     description: 'Sign in (password, TOTP code, passkey), who am I, list and revoke sessions.',
   },
+  {
+    name: 'provider sign-in',
+    description:
+      'Sign in with Google, Microsoft, Apple, GitLab, GitHub or any OpenID Connect provider; linked identities.',
+  },
   { name: 'account recovery', description: 'Password reset and email verification through mailed links.' },
   { name: 'second factors', description: 'Two-step sign-in with a TOTP app, and passkeys.' },
   {
@@ -41,6 +46,8 @@ type Tag = (typeof TAGS)[number]['name'];
 /** Groups operations in the document by the first path segment that names a feature. */
 function tagFor(url: string): Tag {
   if (url.startsWith('/api/users') || url === '/api/account') return 'users';
+  if (url.startsWith('/api/oauth') || url.startsWith('/api/identities') || url === '/api/sessions/oauth')
+    return 'provider sign-in';
   if (url.startsWith('/api/sign') || url.startsWith('/api/session')) return 'sessions';
   if (url.startsWith('/api/password') || url.startsWith('/api/email')) return 'account recovery';
   if (url.startsWith('/api/mfa') || url.startsWith('/api/passkeys')) return 'second factors';

@@ -48,6 +48,27 @@ export const ERROR_CODES = {
     status: 400,
     when: 'The password-reset or email-verification token is unknown, already used, or expired.',
   },
+  REAUTHENTICATION_REQUIRED: {
+    status: 401,
+    when: 'The change needs a sign-in of the last 10 minutes: sign in again, then retry.',
+  },
+  LAST_SIGNIN_METHOD: {
+    status: 409,
+    when: 'Unlinking this identity would leave the account without a way to sign in (no password, passkey or other identity).',
+  },
+  ACCOUNT_EXISTS: {
+    status: 409,
+    when: "An account has this identity's email, but the provider or the account has not verified it: sign in the usual way, then link the provider from the account.",
+  },
+  IDENTITY_TAKEN: { status: 409, when: 'This provider identity is linked to another account.' },
+  SIGNUP_CLOSED: {
+    status: 409,
+    when: 'No account has this identity, and new accounts through providers are off (OAUTH_SIGNUP=false).',
+  },
+  OAUTH_FAILED: {
+    status: 409,
+    when: 'The provider sign-in failed: the provider did not answer in time, refused, shared no email, or answered something that does not check out.',
+  },
   TOO_MANY_REQUESTS: {
     status: 429,
     when: 'Too many requests of this kind from this client address, or creations from this account; try again after Retry-After seconds.',

@@ -27,6 +27,11 @@ export type SigninSuccess = Extract<SigninOutcome, { ok: true }>;
 export interface SigninAnswers {
   /** The route's onRequest and onResponse hooks (the audit of what was not judged). */
   readonly hooks: Pick<SigninAudit, 'watchHangUp' | 'onResponse'>;
+  /**
+   * Records an attempt as if answered with `statusCode`, for routes that answer otherwise (a
+   * redirect): once per request.
+   */
+  readonly record: SigninAudit['record'];
   /** Failures as the profile's SIGNIN_FAILED body (the documented routes). */
   readonly renderError: ErrorRenderer;
   /** Failures as `{error: "SIGNIN_FAILED", message}` in both profiles (undocumented routes). */
@@ -95,6 +100,7 @@ export function signinAnswers(
     signinMessage(messages, status, headers);
   return {
     hooks: { watchHangUp: audit.watchHangUp, onResponse: audit.onResponse },
+    record: audit.record,
     renderError: (f) => ({
       statusCode: f.statusCode,
       body: profile.signinFailure(message(f.statusCode, f.headers)),

@@ -98,16 +98,16 @@ export const accountComponentFor = (profile: Pick<UserWireFormat, 'userSchema'>)
         identities: Type.Array(
           Type.Object(
             {
-              id: Type.String({ maxLength: 64 }),
-              provider: Type.String({ maxLength: 64 }),
+              id: Type.String({ pattern: '^[0-9a-f]{32}$', maxLength: 32 }),
+              provider: Type.String({ pattern: '^[a-z0-9-]{1,32}$', maxLength: 32 }),
               email: Type.String({ maxLength: EMAIL_MAX }),
               createdAt: Timestamp(),
             },
             { additionalProperties: false, description: 'An external identity linked to the account.' },
           ),
           {
-            maxItems: 0,
-            description: 'Linked external identities: always empty until sign-in with a provider exists.',
+            maxItems: 1000,
+            description: 'Linked provider identities, oldest first (the same as GET /api/identities).',
           },
         ),
         role: Type.Literal('user', {
@@ -278,7 +278,11 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
     },
     async (request) => {
       const account = await users.account(currentSession(request));
-      return { ...account, user: profile.user(account.user) };
+      return {
+        ...account,
+        user: profile.user(account.user),
+        identities: account.identities.map((i) => ({ ...i, createdAt: i.createdAt.toISOString() })),
+      };
     },
   );
 

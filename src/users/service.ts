@@ -29,16 +29,25 @@ export interface AccountView {
   /** TOTP in force (confirmed), not a pending set-up. */
   totp: boolean;
   passkeys: number;
-  /** Linked external identities: none until provider sign-in exists. */
-  identities: never[];
+  /** Linked provider identities, oldest first. */
+  identities: AccountIdentity[];
   /** `user` for everyone until administration exists. */
   role: 'user';
+}
+
+/** A linked provider identity, as the account view shows it. */
+export interface AccountIdentity {
+  id: string;
+  provider: string;
+  email: string;
+  createdAt: Date;
 }
 
 /** What the account view reads from the features that keep the other sign-in methods. */
 export interface AccountMethodReaders {
   totpInForce(userId: bigint): Promise<boolean>;
   passkeyCount(userId: bigint): Promise<number>;
+  identities(userId: bigint): Promise<AccountIdentity[]>;
 }
 
 export interface UserUpdate {
@@ -239,12 +248,13 @@ export class UsersService {
 
   /** GET /api/account: the session's user (as read with the session) and its sign-in methods. */
   async account(actor: ActiveSession): Promise<AccountView> {
-    const [password, totp, passkeys] = await Promise.all([
+    const [password, totp, passkeys, identities] = await Promise.all([
       this.#passwords.has(actor.userId),
       this.#methods.totpInForce(actor.userId),
       this.#methods.passkeyCount(actor.userId),
+      this.#methods.identities(actor.userId),
     ]);
-    return { user: toUser(actor.owner), password, totp, passkeys, identities: [], role: 'user' };
+    return { user: toUser(actor.owner), password, totp, passkeys, identities, role: 'user' };
   }
 
   /** Admin (CLI): the user with that email, in any letter case. */

@@ -1,0 +1,160 @@
+import type { Kysely } from 'kysely';
+import { isUniqueViolation } from '../db/errors.ts';
+import type { Tables } from '../db/schema.ts';
+
+/** The key an identity is known by: never its email. */
+export interface IdentityKey {
+  provider: string;
+  issuer: string;
+  subject: string;
+}
+
+export interface Identity {
+  id: string;
+  userId: bigint;
+  provider: string;
+  email: string;
+  createdAt: Date;
+}
+
+/** The identity's key is linked already (to this account or another): the unique index decided. */
+export class IdentityTakenError extends Error {
+  constructor() {
+    super('identity taken');
+    this.name = 'IdentityTakenError';
+  }
+}
+
+/** How many ways an account has to sign in besides one identity (LAST_SIGNIN_METHOD's count). */
+export interface OtherMethods {
+  password: boolean;
+  passkeys: number;
+  identities: number;
+}
+
+export class IdentitiesRepository {
+  readonly #db: Kysely<Tables>;
+  readonly #rowLocks: boolean;
+  constructor(db: Kysely<Tables>, options: { rowLocks: boolean }) {
+    this.#db = db;
+    this.#rowLocks = options.rowLocks;
+  }
+
+  async find(key: IdentityKey): Promise<Identity | undefined> {
+    const row = await this.#db
+      .selectFrom('identities')
+      .select(['id', 'user_id', 'provider', 'email', 'created_at'])
+      .where('provider', '=', key.provider)
+      .where('issuer', '=', key.issuer)
+      .where('subject', '=', key.subject)
+      .executeTakeFirst();
+    return row && toIdentity(row);
+  }
+
+  /** Links the identity; IdentityTakenError when its key is linked already (race-safe). */
+  async insert(
+    identity: IdentityKey & { id: string; userId: bigint; email: string; now: Date },
+  ): Promise<Identity> {
+    try {
+      const row = await this.#db
+        .insertInto('identities')
+        .values({
+          id: identity.id,
+          user_id: identity.userId,
+          provider: identity.provider,
+          issuer: identity.issuer,
+          subject: identity.subject,
+          email: identity.email,
+          created_at: identity.now.toISOString(),
+        })
+        .returning(['id', 'user_id', 'provider', 'email', 'created_at'])
+        .executeTakeFirstOrThrow();
+      return toIdentity(row);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new IdentityTakenError();
+      throw error;
+    }
+  }
+
+  /** The email the provider gives now, shown on the account page. */
+  async updateEmail(id: string, email: string): Promise<void> {
+    await this.#db
+      .updateTable('identities')
+      .set({ email })
+      .where('id', '=', id)
+      .where('email', '<>', email)
+      .execute();
+  }
+
+  async list(userId: bigint): Promise<Identity[]> {
+    const rows = await this.#db
+      .selectFrom('identities')
+      .select(['id', 'user_id', 'provider', 'email', 'created_at'])
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .execute();
+    return rows.map(toIdentity);
+  }
+
+  /**
+   * The account's other ways in, with its row locked until the transaction ends (PostgreSQL):
+   * two unlinks of its last two identities then run one after the other, and the second sees
+   * what the first left.
+   */
+  async otherMethods(userId: bigint, exceptId: string): Promise<OtherMethods | undefined> {
+    let owner = this.#db.selectFrom('users').select('id').where('id', '=', userId);
+    if (this.#rowLocks) owner = owner.forUpdate();
+    if (!(await owner.executeTakeFirst())) return undefined;
+    const row = await this.#db
+      .selectNoFrom((eb) => [
+        eb
+          .exists(eb.selectFrom('password_credentials').select('user_id').where('user_id', '=', userId))
+          .as('password'),
+        eb
+          .selectFrom('passkeys')
+          .select((e) => e.fn.countAll<number | string | bigint>().as('n'))
+          .where('user_id', '=', userId)
+          .as('passkeys'),
+        eb
+          .selectFrom('identities')
+          .select((e) => e.fn.countAll<number | string | bigint>().as('n'))
+          .where('user_id', '=', userId)
+          .where('id', '<>', exceptId)
+          .as('identities'),
+      ])
+      .executeTakeFirstOrThrow();
+    return {
+      password: Boolean(Number(row.password)),
+      passkeys: Number(row.passkeys ?? 0),
+      identities: Number(row.identities ?? 0),
+    };
+  }
+
+  /** Unlinks one of the user's identities; undefined when the user has none with that id. */
+  async delete(userId: bigint, id: string): Promise<Identity | undefined> {
+    const row = await this.#db
+      .deleteFrom('identities')
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .returning(['id', 'user_id', 'provider', 'email', 'created_at'])
+      .executeTakeFirst();
+    return row && toIdentity(row);
+  }
+}
+
+function toIdentity(row: {
+  id: string;
+  user_id: bigint;
+  provider: string;
+  email: string;
+  created_at: Date;
+}): Identity {
+  return {
+    id: row.id,
+    userId: BigInt(row.user_id),
+    provider: row.provider,
+    email: row.email,
+    createdAt: row.created_at,
+  };
+}

@@ -1,0 +1,508 @@
+import { fastifyCookie } from '@fastify/cookie';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { tokenSessionFor } from '../auth/routes.ts';
+import type { Config } from '../config.ts';
+import type { Metrics } from '../plugins/metrics.ts';
+import type { WireProfile } from '../profiles/index.ts';
+import { signinFailureResponses } from '../profiles/index.ts';
+import { type Authenticator, currentSession } from '../sessions/guard.ts';
+import type { ActiveSession } from '../sessions/service.ts';
+import { BODY_LIMITS } from '../shared/body-limits.ts';
+import { AppError } from '../shared/errors.ts';
+import { failures, noContent, success, Timestamp } from '../shared/schemas.ts';
+import { invalid } from '../shared/text.ts';
+import { signinAnswers } from '../signin/answers.ts';
+import type { SigninCore } from '../signin/core.ts';
+import { toUser } from '../users/repository.ts';
+import { EMAIL_MAX } from '../users/rules.ts';
+import type { Identity } from './identity-repository.ts';
+import type { Provider } from './providers.ts';
+import { safeRedirect } from './redirects.ts';
+import { OAuthRefusal, type OAuthService, STATE_TTL_MS } from './service.ts';
+
+export interface OAuthRoutesOptions {
+  oauth: OAuthService;
+  guard: Authenticator;
+  profile: WireProfile;
+  metrics: Pick<Metrics, 'signin'>;
+  core: Pick<SigninCore, 'deviceTtlSeconds'>;
+  config: Pick<Config, 'publicUrl' | 'corsOrigins' | 'session'>;
+}
+
+/** The cookie that binds a sign-in under way to the browser that started it. */
+export const BINDING_COOKIE = 'usher_oauth';
+const BINDING_PATH = '/api/oauth';
+
+const PROVIDER_ID = '^[a-z0-9-]{1,32}$';
+const IDENTITY_ID = /^[0-9a-f]{32}$/;
+
+const ProviderParams = Type.Object({
+  provider: Type.String({ maxLength: 32, description: 'A provider id from GET /api/oauth/providers.' }),
+});
+
+const IdentitySchema = Type.Object(
+  {
+    id: Type.String({
+      pattern: IDENTITY_ID.source,
+      maxLength: 32,
+      description: 'For DELETE /api/identities/{id}.',
+    }),
+    provider: Type.String({ pattern: PROVIDER_ID, maxLength: 32, description: 'The provider id.' }),
+    email: Type.String({ maxLength: EMAIL_MAX, description: 'The email the provider last gave for it.' }),
+    createdAt: Timestamp(),
+  },
+  { additionalProperties: false, description: 'An external identity linked to your account.' },
+);
+
+export const identityView = (identity: Identity) => ({
+  id: identity.id,
+  provider: identity.provider,
+  email: identity.email,
+  createdAt: identity.createdAt.toISOString(),
+});
+
+/** The native route's own messages; the rest are the core's (signin/answers.ts). */
+const MESSAGES = {
+  400: 'The request body must be a JSON object with string fields provider and idToken (nonce and code optional).',
+  401: 'The ID token does not check out: its signature, issuer, audience, expiry or nonce.',
+};
+
+const REFUSAL_MESSAGES: Record<OAuthRefusal['code'], string> = {
+  OAUTH_FAILED: 'The provider sign-in failed; try again, or sign in another way.',
+  OAUTH_DENIED: 'The sign-in was cancelled at the provider.',
+  ACCOUNT_EXISTS:
+    'An account has this email, but it is not verified on both sides: sign in the usual way, then link the provider from your account.',
+  IDENTITY_TAKEN: 'This provider account is linked to another account.',
+  SIGNUP_CLOSED: 'No account has this identity, and new accounts cannot be made through a provider.',
+};
+
+const NativeBody = Type.Object(
+  {
+    provider: Type.String({
+      maxLength: 32,
+      description: 'The provider id (not github: it has no ID tokens).',
+    }),
+    idToken: Type.String({
+      maxLength: 16384,
+      writeOnly: true,
+      description: "The ID token from the platform's SDK.",
+    }),
+    nonce: Type.Optional(
+      Type.String({
+        maxLength: 512,
+        description: "The nonce the app gave the SDK, compared with the token's exactly.",
+      }),
+    ),
+    code: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        writeOnly: true,
+        description: 'A TOTP or recovery code, for accounts with TOTP.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const unknownProvider = () =>
+  new AppError('NOT_FOUND', 'No provider has that id: see GET /api/oauth/providers.');
+const reauthenticate = () =>
+  new AppError(
+    'REAUTHENTICATION_REQUIRED',
+    'Sign in again first: this needs a sign-in of the last 10 minutes.',
+  );
+
+export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async (
+  app,
+  { oauth, guard, profile, metrics, core, config },
+) => {
+  const answers = signinAnswers(app, {
+    method: 'oauth',
+    messages: MESSAGES,
+    profile,
+    guard,
+    metrics,
+    deviceTtlSeconds: core.deviceTtlSeconds,
+  });
+  const providerOf = (id: string): Provider => {
+    const provider = oauth.providers.get(id);
+    if (!provider) throw unknownProvider();
+    return provider;
+  };
+  const fresh = (session: ActiveSession) => oauth.isFresh(session.createdAt);
+  const secure = (request: FastifyRequest) =>
+    config.session.cookieSecure === 'always' || request.protocol === 'https';
+  const bindingOf = (request: FastifyRequest) => {
+    const header = request.headers.cookie;
+    return header ? fastifyCookie.parse(header)[BINDING_COOKIE] : undefined;
+  };
+
+  // Apple answers with a form POST (response_mode=form_post): read only here, and only as much as one.
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: BODY_LIMITS.account },
+    (_request, body, done) => done(null, new URLSearchParams(body as string)),
+  );
+
+  app.get(
+    '/api/oauth/providers',
+    {
+      schema: {
+        summary: 'The providers you can sign in with, for drawing the buttons',
+        operationId: 'listOAuthProviders',
+        description:
+          'No session needed. Each provider is a link to GET /api/oauth/{id}/start for a browser (a button per provider).',
+        response: {
+          200: success(
+            Type.Array(
+              Type.Object(
+                {
+                  id: Type.String({ pattern: PROVIDER_ID, maxLength: 32 }),
+                  name: Type.String({ maxLength: 64, description: "The button's text (OAUTH_X_NAME)." }),
+                },
+                { additionalProperties: false },
+              ),
+              { maxItems: 64 },
+            ),
+            'The configured providers, in OAUTH_PROVIDERS order (empty when none).',
+          ),
+          ...failures([]),
+        },
+      },
+    },
+    async () => oauth.providers.list().map((p) => ({ id: p.id, name: p.settings.name })),
+  );
+
+  app.get(
+    '/api/oauth/:provider/start',
+    {
+      schema: {
+        summary: 'Start a sign-in (or a link) with a provider: a redirect to it',
+        operationId: 'startOAuth',
+        description:
+          'A browser navigation, not a fetch: 302 to the provider with state, nonce and PKCE (S256). The state is ' +
+          'kept server-side, single-use, for 10 minutes, bound to this browser by an HttpOnly cookie. `redirectTo` ' +
+          'is a path on PUBLIC_URL or a URL on an origin of CORS_ORIGINS (default /account); anything else is 400 and ' +
+          'never a redirect. `intent=link` needs a session signed in within 10 minutes. A provider that cannot be ' +
+          'reached sends the browser back to redirectTo with ?error=OAUTH_FAILED.',
+        params: ProviderParams,
+        querystring: Type.Object(
+          {
+            redirectTo: Type.Optional(
+              Type.String({ maxLength: 2048, description: 'Where to go afterwards.' }),
+            ),
+            intent: Type.Optional(
+              Type.Union([Type.Literal('signin'), Type.Literal('link')], { default: 'signin' }),
+            ),
+          },
+          { additionalProperties: true },
+        ),
+        response: {
+          302: noContent('To the provider; sets the usher_oauth cookie.', 'Location', 'Set-Cookie'),
+          303: noContent(
+            'Back to redirectTo with ?error=OAUTH_FAILED: the provider cannot be reached.',
+            'Location',
+          ),
+          ...failures(['VALIDATION_FAILED', 'NOT_FOUND', 'UNAUTHENTICATED', 'REAUTHENTICATION_REQUIRED'], {
+            notes: {
+              VALIDATION_FAILED:
+                '`redirectTo` is not a path on PUBLIC_URL or a URL on an origin of CORS_ORIGINS.',
+              NOT_FOUND: 'No provider has that id.',
+              UNAUTHENTICATED: '`intent=link` without a session.',
+              REAUTHENTICATION_REQUIRED: '`intent=link` with a session signed in over 10 minutes ago.',
+            },
+          }),
+        },
+      },
+      config: { noStore: true, notFound: unknownProvider },
+    },
+    async (request, reply) => {
+      const provider = providerOf(request.params.provider);
+      const redirectTo = safeRedirect(request.query.redirectTo ?? '/account', config);
+      if (redirectTo === undefined)
+        throw invalid('redirectTo', 'must be a path on this service or a URL on an origin of CORS_ORIGINS');
+      const intent = request.query.intent ?? 'signin';
+      let userId: bigint | undefined;
+      if (intent === 'link') {
+        const session = await guard.session(request);
+        if (!session) throw new AppError('UNAUTHENTICATED', 'Sign in first: linking needs your session.');
+        if (!fresh(session)) throw reauthenticate();
+        userId = session.userId;
+      }
+      const binding = oauth.binding(bindingOf(request));
+      try {
+        const url = await oauth.start(provider, { redirectTo, intent, userId, binding });
+        reply.setCookie(BINDING_COOKIE, binding, {
+          path: BINDING_PATH,
+          httpOnly: true,
+          // Apple's answer is a cross-site POST, which a Lax cookie would not come back with.
+          ...(provider.formPost
+            ? { sameSite: 'none', secure: true }
+            : { sameSite: 'lax', secure: secure(request) }),
+          maxAge: STATE_TTL_MS / 1000,
+        });
+        return reply.redirect(url.href, 302);
+      } catch (error) {
+        if (!(error instanceof OAuthRefusal)) throw error;
+        request.log.warn({ provider: provider.id, reason: error.reason }, 'provider sign-in could not start');
+        return reply.redirect(withError(redirectTo, error.code), 303);
+      }
+    },
+  );
+
+  const callback = async (
+    request: FastifyRequest<{ Params: { provider: string } }>,
+    reply: FastifyReply,
+    response: URLSearchParams,
+    post: boolean,
+  ) => {
+    const provider = providerOf(request.params.provider);
+    const pending = await oauth.takeState(provider, response.get('state'), bindingOf(request));
+    if (!pending)
+      throw new AppError(
+        'INVALID_TOKEN',
+        'This sign-in is unknown, already used, expired, or was started in another browser: start it again.',
+      );
+    reply.setCookie(BINDING_COOKIE, '', { path: BINDING_PATH, httpOnly: true, maxAge: 0 });
+    const target = pending.redirectTo;
+    try {
+      if (pending.intent === 'link') {
+        // Linked to the account that started it, and only while this browser is still signed in to it.
+        const session = await guard.session(request);
+        if (!session || session.userId !== pending.userId)
+          throw new OAuthRefusal('OAUTH_FAILED', 'the session that started the link is gone');
+        await oauth.link(provider, response, post, pending, toUser(session.owner));
+        return reply.redirect(target, 303);
+      }
+      const outcome = await oauth.signIn(provider, response, post, pending, {
+        address: request.ip,
+        userAgent: request.headers['user-agent'],
+      });
+      const settled = answers.settleOrTicket(request, outcome);
+      if ('ticket' in settled) return reply.redirect(withTicket(target, settled.ticket), 303);
+      answers.withCookie(request, reply, settled);
+      return reply.redirect(target, 303);
+    } catch (error) {
+      if (error instanceof OAuthRefusal) {
+        request.signinUserId = error.userId ?? null;
+        answers.record(request, error.code === 'OAUTH_FAILED' || error.code === 'OAUTH_DENIED' ? 400 : 401);
+        request.log.info(
+          { provider: provider.id, code: error.code, reason: error.reason },
+          'provider sign-in refused',
+        );
+        return reply.redirect(withError(target, error.code), 303);
+      }
+      // The core's refusal (throttled, not verified), recorded by settle.
+      if (error instanceof AppError && error.code === 'SIGNIN_FAILED')
+        return reply.redirect(withError(target, 'SIGNIN_FAILED'), 303);
+      throw error;
+    }
+  };
+
+  const callbackSchema = (post: boolean) => ({
+    summary: post
+      ? "The provider's answer as a form POST (Apple)"
+      : "The provider's answer: the browser comes back here",
+    operationId: post ? 'oauthCallbackPost' : 'oauthCallback',
+    description:
+      "Checks the state and this browser's binding, the `iss` parameter (RFC 9207), the code exchange with the " +
+      'PKCE verifier, and the ID token (signature, iss, aud, exp, nonce); then links by (provider, issuer, ' +
+      'subject) as CONTRACT "Sign in with a provider" says. Success: the session cookie and 303 to redirectTo; ' +
+      'an account with TOTP: 303 to redirectTo#second-factor=<ticket> (POST /api/signin/second-factor). Refusals: ' +
+      '303 to redirectTo?error=<CODE> (OAUTH_FAILED, OAUTH_DENIED, ACCOUNT_EXISTS, IDENTITY_TAKEN, SIGNUP_CLOSED, ' +
+      'SIGNIN_FAILED).',
+    params: ProviderParams,
+    response: {
+      303: noContent('To redirectTo, as the description says.', 'Location', 'Set-Cookie'),
+      ...failures(['INVALID_TOKEN', 'NOT_FOUND'], {
+        notes: {
+          INVALID_TOKEN:
+            'The state is unknown, already used or expired, or this browser did not start the sign-in (no redirect).',
+          NOT_FOUND: 'No provider has that id.',
+        },
+      }),
+    },
+  });
+
+  app.get(
+    '/api/oauth/:provider/callback',
+    {
+      schema: callbackSchema(false),
+      config: { noStore: true, notFound: unknownProvider },
+      onRequest: answers.hooks.watchHangUp,
+    },
+    async (request, reply) => {
+      const query = request.url.indexOf('?');
+      return callback(
+        request,
+        reply,
+        new URLSearchParams(query < 0 ? '' : request.url.slice(query + 1)),
+        false,
+      );
+    },
+  );
+
+  app.post(
+    '/api/oauth/:provider/callback',
+    {
+      schema: callbackSchema(true),
+      config: { noStore: true, notFound: unknownProvider },
+      onRequest: answers.hooks.watchHangUp,
+    },
+    async (request, reply) =>
+      callback(
+        request,
+        reply,
+        request.body instanceof URLSearchParams ? request.body : new URLSearchParams(),
+        true,
+      ),
+  );
+
+  app.post(
+    '/api/sessions/oauth',
+    {
+      onRequest: answers.hooks.watchHangUp,
+      onResponse: answers.hooks.onResponse,
+      schema: {
+        summary: "Sign in for a token with an ID token from the platform's SDK (native apps)",
+        operationId: 'createSessionWithIdToken',
+        description:
+          "The ID token is checked against the provider's published keys: signature, issuer, audience (the client id " +
+          'or one of OAUTH_X_AUDIENCES), expiry, and `nonce` when given. The identity rules of the callback apply. ' +
+          'The answer is that of POST /api/sessions (the second factor as `code`); a token that does not check out ' +
+          'is 401 SIGNIN_FAILED and counts in the address throttle.',
+        body: NativeBody,
+        response: {
+          201: success(
+            tokenSessionFor(profile).ref,
+            'Signed in: the token, the session and the user.',
+            'Usher-Device',
+          ),
+          ...signinFailureResponses(false, {
+            SIGNIN_FAILED: {
+              400: 'The body is not a JSON object with string `provider` and `idToken`, or the provider is unknown or has no ID tokens.',
+              401: 'The ID token does not check out, or a TOTP code is needed (Usher-Second-Factor: totp) or wrong.',
+            },
+          }),
+          ...failures(['ACCOUNT_EXISTS', 'IDENTITY_TAKEN', 'SIGNUP_CLOSED', 'OAUTH_FAILED'], {
+            everyRoute: false,
+          }),
+        },
+      },
+      config: {
+        // The core's failures as SIGNIN_FAILED with a message; the identity rules' refusals by their code.
+        renderError: (failure, request) =>
+          failure.code === 'SIGNIN_FAILED' || failure.statusCode !== 409
+            ? answers.renderErrorWithMessage(failure, request)
+            : { statusCode: 409, body: { error: failure.code, message: failure.message } },
+        noStore: true,
+      },
+    },
+    async (request, reply) => {
+      const provider = oauth.providers.get(request.body.provider);
+      if (!provider || provider.settings.kind !== 'oidc')
+        throw new AppError('SIGNIN_FAILED', 'provider: no OpenID Connect provider has that id', 400);
+      try {
+        const outcome = await oauth.nativeSignIn(
+          provider,
+          { idToken: request.body.idToken, nonce: request.body.nonce, code: request.body.code },
+          { address: request.ip, userAgent: request.headers['user-agent'] },
+        );
+        return answers.withToken(reply, answers.settle(request, outcome, 201));
+      } catch (error) {
+        if (!(error instanceof OAuthRefusal)) throw error;
+        request.signinUserId = error.userId ?? null;
+        answers.record(request, 409);
+        request.log.info(
+          { provider: provider.id, code: error.code, reason: error.reason },
+          'provider sign-in refused',
+        );
+        throw new RefusalError(error.code);
+      }
+    },
+  );
+
+  app.get(
+    '/api/identities',
+    {
+      schema: {
+        summary: 'The provider identities linked to your account',
+        operationId: 'listIdentities',
+        description: 'Each identity signs in to your account; unlink one with DELETE /api/identities/{id}.',
+        response: {
+          200: success(Type.Array(IdentitySchema, { maxItems: 1000 }), 'Oldest first.'),
+          ...failures(['UNAUTHENTICATED']),
+        },
+      },
+      config: { auth: 'session', noStore: true },
+    },
+    async (request) => (await oauth.list(currentSession(request).userId)).map(identityView),
+  );
+
+  const identityNotFound = () => new AppError('NOT_FOUND', 'You have no linked identity with that id.');
+  app.delete(
+    '/api/identities/:id',
+    {
+      schema: {
+        summary: 'Unlink a provider identity: it cannot sign in any more',
+        operationId: 'deleteIdentity',
+        description:
+          'Needs a sign-in of the last 10 minutes. Refused (409 LAST_SIGNIN_METHOD) when the account would be left ' +
+          "with no password, no passkey and no other identity. Another user's identity is unknown (404). A notice " +
+          "is mailed to the account's address.",
+        params: Type.Object({
+          id: Type.String({ maxLength: 64, description: 'An id from GET /api/identities.' }),
+        }),
+        response: {
+          204: noContent('Unlinked.'),
+          ...failures(
+            ['UNAUTHENTICATED', 'FORBIDDEN', 'REAUTHENTICATION_REQUIRED', 'NOT_FOUND', 'LAST_SIGNIN_METHOD'],
+            {
+              notes: {
+                FORBIDDEN: 'The session cookie was sent cross-site.',
+                NOT_FOUND: 'You have no linked identity with that id.',
+              },
+            },
+          ),
+        },
+      },
+      config: { auth: 'session', noStore: true, notFound: identityNotFound },
+    },
+    async (request, reply) => {
+      const session = currentSession(request);
+      const { id } = request.params;
+      if (!IDENTITY_ID.test(id)) throw identityNotFound();
+      if (!fresh(session)) throw reauthenticate();
+      const result = await oauth.unlink(toUser(session.owner), id);
+      if (result === 'not-found') throw identityNotFound();
+      if (result === 'last-method')
+        throw new AppError(
+          'LAST_SIGNIN_METHOD',
+          'This is the last way to sign in to your account: set a password or add a passkey first.',
+        );
+      return reply.code(204).send(null);
+    },
+  );
+};
+
+/** A refusal of the native route: its code and message, 409, in both profiles. */
+class RefusalError extends AppError {
+  constructor(code: OAuthRefusal['code']) {
+    super(code === 'OAUTH_DENIED' ? 'OAUTH_FAILED' : code, REFUSAL_MESSAGES[code], 409);
+  }
+}
+
+function withError(target: string, code: string): string {
+  const url = new URL(target);
+  url.searchParams.set('error', code);
+  return url.href;
+}
+
+/** The ticket in the fragment: never sent to a server, so never in an access log or a Referer. */
+function withTicket(target: string, ticket: string): string {
+  const url = new URL(target);
+  url.hash = `second-factor=${ticket}`;
+  return url.href;
+}

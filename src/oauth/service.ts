@@ -1,0 +1,402 @@
+// Sign-in with a provider, as a method of the sign-in core: a provider proves who is there, and
+// the core applies the throttle, the account rules, the second factor (a ticket in the browser, a
+// code for native apps), the session and the audit. What is this feature's own: the state of a
+// sign-in under way, and which account an identity is, by (provider, issuer, subject), never by
+// email alone (CONTRACT "Sign in with a provider").
+import { createHash, randomBytes } from 'node:crypto';
+import * as oidc from 'openid-client';
+import type { InTransaction } from '../db/transactions.ts';
+import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
+import type { MailService } from '../mail/service.ts';
+import type { SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
+import type { TotpFactor } from '../totp/repository.ts';
+import { FRESH_SIGNIN_MS } from '../users/reauth.ts';
+import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
+import { checkEmail, checkName, NAME_MAX } from '../users/rules.ts';
+import { emailKey, type User } from '../users/user.ts';
+import {
+  type IdentitiesRepository,
+  type Identity,
+  type IdentityKey,
+  IdentityTakenError,
+} from './identity-repository.ts';
+import {
+  type Provider,
+  ProviderDenied,
+  type ProviderProfile,
+  type Providers,
+  reasonOf,
+} from './providers.ts';
+import type { OAuthStatesRepository, PendingSignin } from './state-repository.ts';
+
+/** A provider sign-in's refusal, by the contract's code; `reason` is for the log only. */
+export type OAuthRefusalCode =
+  | 'OAUTH_FAILED'
+  | 'OAUTH_DENIED'
+  | 'ACCOUNT_EXISTS'
+  | 'IDENTITY_TAKEN'
+  | 'SIGNUP_CLOSED';
+export class OAuthRefusal extends Error {
+  readonly code: OAuthRefusalCode;
+  readonly reason: string;
+  readonly userId: bigint | undefined;
+  constructor(code: OAuthRefusalCode, reason: string, userId?: bigint) {
+    super(`${code}: ${reason}`);
+    this.code = code;
+    this.reason = reason;
+    this.userId = userId;
+    this.name = 'OAuthRefusal';
+  }
+}
+
+/** CONTRACT: the state lives 10 minutes. */
+export const STATE_TTL_MS = 10 * 60 * 1000;
+/** 256 random bits, base64url: the only form of state or browser binding looked up. */
+const TOKEN_FORM = /^[A-Za-z0-9_-]{43}$/;
+const digestOf = (token: string) => createHash('sha256').update(token).digest('hex');
+const randomToken = () => randomBytes(32).toString('base64url');
+
+export interface OAuthRepositories extends AccountMailRepositories {
+  users: UsersRepository;
+  identities: IdentitiesRepository;
+}
+
+export interface OAuthServiceDeps {
+  providers: Providers;
+  states: OAuthStatesRepository;
+  identities: IdentitiesRepository;
+  users: UsersRepository;
+  core: SigninCore;
+  transaction: InTransaction<OAuthRepositories>;
+  accountMail: AccountMail;
+  mail: Pick<MailService, 'wake'>;
+  /** The account's TOTP factor, for the native route's code. */
+  factorOf(userId: bigint): Promise<TotpFactor | undefined>;
+  /** OAUTH_SIGNUP. */
+  signup: boolean;
+  now: () => number;
+}
+
+export class OAuthService {
+  readonly #d: OAuthServiceDeps;
+  constructor(deps: OAuthServiceDeps) {
+    this.#d = deps;
+  }
+
+  /** A session signed in recently enough to link or unlink (FRESH_SIGNIN_MS). */
+  isFresh(signedInAt: Date): boolean {
+    return this.#d.now() - signedInAt.getTime() <= FRESH_SIGNIN_MS;
+  }
+
+  get providers(): Providers {
+    return this.#d.providers;
+  }
+
+  /** A browser binding for a new sign-in: the one the browser has, if it is well-formed, else a new one. */
+  binding(sent: string | undefined): string {
+    return sent !== undefined && TOKEN_FORM.test(sent) ? sent : randomToken();
+  }
+
+  /**
+   * Starts a sign-in: the state, nonce and PKCE verifier are kept server-side (the state by its
+   * digest), bound to the browser's binding; the provider's authorization URL is answered.
+   */
+  async start(
+    provider: Provider,
+    request: { redirectTo: string; intent: 'signin' | 'link'; userId: bigint | undefined; binding: string },
+  ): Promise<URL> {
+    const checks = {
+      state: randomToken(),
+      nonce: randomToken(),
+      codeVerifier: oidc.randomPKCECodeVerifier(),
+    };
+    const url = await provider.authorizationUrl(checks).catch((error: unknown) => {
+      throw new OAuthRefusal('OAUTH_FAILED', reasonOf(error));
+    });
+    await this.#d.states.create(
+      digestOf(checks.state),
+      {
+        provider: provider.id,
+        bindingDigest: digestOf(request.binding),
+        codeVerifier: checks.codeVerifier,
+        nonce: checks.nonce,
+        redirectTo: request.redirectTo,
+        intent: request.intent,
+        userId: request.userId,
+      },
+      this.#d.now() + STATE_TTL_MS,
+    );
+    return url;
+  }
+
+  /**
+   * The callback's state: taken (single-use) whatever else is wrong, and given back only for
+   * this provider and the browser it was started in. Undefined: 400 INVALID_TOKEN.
+   */
+  async takeState(
+    provider: Provider,
+    state: string | null,
+    binding: string | undefined,
+  ): Promise<PendingSignin | undefined> {
+    if (state === null || !TOKEN_FORM.test(state)) return undefined;
+    const pending = await this.#d.states.take(digestOf(state), this.#d.now());
+    if (!pending || pending.provider !== provider.id) return undefined;
+    if (binding === undefined || !TOKEN_FORM.test(binding) || digestOf(binding) !== pending.bindingDigest)
+      return undefined;
+    return pending;
+  }
+
+  /** The provider's answer, checked by the library; its tokens go no further than this call. */
+  async #profile(
+    provider: Provider,
+    response: URLSearchParams,
+    post: boolean,
+    state: string,
+    pending: PendingSignin,
+  ): Promise<ProviderProfile> {
+    try {
+      return await provider.callback(response, post, {
+        state,
+        nonce: pending.nonce,
+        codeVerifier: pending.codeVerifier,
+      });
+    } catch (error) {
+      if (error instanceof ProviderDenied)
+        throw new OAuthRefusal('OAUTH_DENIED', 'cancelled at the provider');
+      throw new OAuthRefusal('OAUTH_FAILED', reasonOf(error));
+    }
+  }
+
+  /**
+   * A browser's sign-in at the callback, through the core: the provider is asked only once the
+   * address's throttle let the attempt through. An account with TOTP gets a ticket.
+   */
+  signIn(
+    provider: Provider,
+    response: URLSearchParams,
+    post: boolean,
+    pending: PendingSignin,
+    client: SigninClient,
+  ): Promise<SigninOutcome> {
+    const state = response.get('state')!;
+    return this.#d.core.run(
+      {
+        name: 'oauth',
+        throttle: { address: true },
+        prove: async () => {
+          const profile = await this.#profile(provider, response, post, state, pending);
+          return {
+            ok: true,
+            user: await this.#accountFor(provider, profile),
+            secondFactor: { by: 'ticket' },
+          };
+        },
+      },
+      client,
+    );
+  }
+
+  /** `intent=link` at the callback: the identity joins the account that started it. */
+  async link(
+    provider: Provider,
+    response: URLSearchParams,
+    post: boolean,
+    pending: PendingSignin,
+    user: User,
+  ): Promise<void> {
+    const profile = await this.#profile(provider, response, post, response.get('state')!, pending);
+    const key = this.#key(provider, profile);
+    const linked = await this.#d.identities.find(key);
+    if (linked) {
+      if (linked.userId !== user.id)
+        throw new OAuthRefusal('IDENTITY_TAKEN', 'linked to another account', user.id);
+      return;
+    }
+    try {
+      await this.#linkTo(provider, profile, key, user);
+    } catch (error) {
+      if (error instanceof IdentityTakenError) {
+        // Linked meanwhile: to this account is done, to another is taken.
+        const now = await this.#d.identities.find(key);
+        if (now?.userId === user.id) return;
+        throw new OAuthRefusal('IDENTITY_TAKEN', 'linked to another account', user.id);
+      }
+      throw error;
+    }
+    this.#d.mail.wake();
+  }
+
+  /**
+   * POST /api/sessions/oauth: an ID token from the platform's SDK, checked against the provider's
+   * keys; a token that does not check out is a counted failure (401), like a wrong password.
+   */
+  nativeSignIn(
+    provider: Provider,
+    token: { idToken: string; nonce: string | undefined; code: string | undefined },
+    client: SigninClient,
+  ): Promise<SigninOutcome> {
+    return this.#d.core.run(
+      {
+        name: 'oauth',
+        throttle: { address: true },
+        prove: async () => {
+          let profile: ProviderProfile;
+          try {
+            profile = await provider.verifyIdToken(token.idToken, token.nonce);
+          } catch (error) {
+            if (unreachable(error)) throw new OAuthRefusal('OAUTH_FAILED', reasonOf(error));
+            return { ok: false };
+          }
+          const user = await this.#accountFor(provider, profile);
+          const totp = await this.#d.factorOf(user.id);
+          return { ok: true, user, secondFactor: { by: 'code', code: token.code, totp } };
+        },
+      },
+      client,
+    );
+  }
+
+  #key(provider: Provider, profile: ProviderProfile): IdentityKey {
+    return { provider: provider.id, issuer: profile.issuer, subject: profile.subject };
+  }
+
+  /**
+   * The account an identity signs in to. Linked: its account. New, with an email an account has:
+   * linked only when the provider says the email is verified and the account's is verified too
+   * (else anyone who registered the address first, or a provider that does not check addresses,
+   * could take the account: ACCOUNT_EXISTS). New, with an email no account has: a new account
+   * without a password, unless sign-up is closed. A race with another callback for the same
+   * identity or email is decided by the unique indexes, and looked at once more.
+   */
+  async #accountFor(provider: Provider, profile: ProviderProfile, retried = false): Promise<User> {
+    const key = this.#key(provider, profile);
+    const linked = await this.#d.identities.find(key);
+    if (linked) {
+      const user = await this.#d.users.findById(linked.userId);
+      if (!user) throw new OAuthRefusal('OAUTH_FAILED', 'the account was deleted meanwhile');
+      if (profile.email !== undefined && profile.email !== linked.email)
+        await this.#d.identities.updateEmail(linked.id, profile.email);
+      return user;
+    }
+    if (profile.email === undefined) throw new OAuthRefusal('OAUTH_FAILED', 'the provider shares no email');
+    let email: string;
+    try {
+      email = checkEmail(profile.email);
+    } catch {
+      throw new OAuthRefusal('OAUTH_FAILED', 'the provider gave an email Usher does not accept');
+    }
+    try {
+      const existing = await this.#d.users.findByEmailKey(emailKey(email));
+      if (existing) {
+        if (!profile.emailVerified || !existing.emailVerified)
+          throw new OAuthRefusal('ACCOUNT_EXISTS', 'the email is not verified on both sides', existing.id);
+        await this.#linkTo(provider, { ...profile, email }, key, existing);
+        this.#d.mail.wake();
+        return existing;
+      }
+      if (!this.#d.signup) throw new OAuthRefusal('SIGNUP_CLOSED', 'OAUTH_SIGNUP is false');
+      const created = await this.#create(provider, { ...profile, email }, key);
+      this.#d.mail.wake();
+      return created;
+    } catch (error) {
+      if (!retried && (error instanceof IdentityTakenError || error instanceof EmailTakenError))
+        return this.#accountFor(provider, profile, true);
+      if (error instanceof IdentityTakenError || error instanceof EmailTakenError)
+        throw new OAuthRefusal('OAUTH_FAILED', 'a simultaneous sign-in won twice');
+      throw error;
+    }
+  }
+
+  /** The identity linked and its notice recorded, together. */
+  #linkTo(provider: Provider, profile: ProviderProfile, key: IdentityKey, user: User): Promise<Identity> {
+    return this.#d.transaction(async (repos) => {
+      const identity = await repos.identities.insert({
+        ...key,
+        id: randomBytes(16).toString('hex'),
+        userId: user.id,
+        email: profile.email ?? user.email,
+        now: new Date(this.#d.now()),
+      });
+      await this.#d.accountMail.identityLinked(repos, user, provider.settings.name);
+      return identity;
+    });
+  }
+
+  /** A new account for the identity: no password, the email verified as the provider says. */
+  #create(provider: Provider, profile: ProviderProfile & { email: string }, key: IdentityKey): Promise<User> {
+    const name = nameFrom(profile);
+    return this.#d.transaction(async (repos) => {
+      let user = await repos.users.insert({ email: profile.email, emailKey: emailKey(profile.email), name });
+      if (profile.emailVerified) {
+        await repos.users.markEmailVerified(user.id, new Date(this.#d.now()));
+        user = { ...user, emailVerified: true };
+      } else await this.#d.accountMail.verification(repos, user);
+      await repos.identities.insert({
+        ...key,
+        id: randomBytes(16).toString('hex'),
+        userId: user.id,
+        email: profile.email,
+        now: new Date(this.#d.now()),
+      });
+      return user;
+    });
+  }
+
+  /** GET /api/identities (and GET /api/account's). */
+  list(userId: bigint): Promise<Identity[]> {
+    return this.#d.identities.list(userId);
+  }
+
+  /**
+   * DELETE /api/identities/{id}: refused when the account would be left with no way in. The
+   * account's row is locked while its methods are counted, so two unlinks cannot both pass.
+   */
+  async unlink(user: User, id: string): Promise<'unlinked' | 'not-found' | 'last-method'> {
+    const result = await this.#d
+      .transaction(async (repos) => {
+        const others = await repos.identities.otherMethods(user.id, id);
+        if (!others) return 'not-found' as const;
+        const removed = await repos.identities.delete(user.id, id);
+        if (!removed) return 'not-found' as const;
+        if (!others.password && others.passkeys === 0 && others.identities === 0) throw LAST_METHOD;
+        const provider = this.#d.providers.get(removed.provider);
+        await this.#d.accountMail.identityUnlinked(repos, user, provider?.settings.name ?? removed.provider);
+        return 'unlinked' as const;
+      })
+      .catch((error: unknown) => {
+        if (error === LAST_METHOD) return 'last-method' as const;
+        throw error;
+      });
+    if (result === 'unlinked') this.#d.mail.wake();
+    return result;
+  }
+
+  purgeExpired(): Promise<void> {
+    return this.#d.states.deleteExpired(this.#d.now());
+  }
+}
+
+/** Thrown to roll the unlink back. */
+const LAST_METHOD = Symbol('last sign-in method');
+
+/** The provider could not be asked (its keys did not arrive): not the token's fault. */
+function unreachable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ERR_JWKS_TIMEOUT') return true;
+  if (typeof code === 'string' && code.startsWith('ERR_JW')) return false;
+  return !(error instanceof Error && error.name === 'ProviderError');
+}
+
+/** The account's name from the claims, kept to the registration rules; the email's local part otherwise. */
+function nameFrom(profile: ProviderProfile & { email: string }): string {
+  const candidates = [profile.name, profile.email.split('@')[0], 'User'];
+  for (const candidate of candidates) {
+    if (candidate === undefined) continue;
+    try {
+      return checkName([...candidate.trim()].slice(0, NAME_MAX).join(''));
+    } catch {
+      // the next one
+    }
+  }
+  return 'User';
+}

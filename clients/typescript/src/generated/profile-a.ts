@@ -382,6 +382,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/oauth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The providers you can sign in with, for drawing the buttons
+         * @description No session needed. Each provider is a link to GET /api/oauth/{id}/start for a browser (a button per provider).
+         */
+        get: operations["listOAuthProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oauth/{provider}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start a sign-in (or a link) with a provider: a redirect to it
+         * @description A browser navigation, not a fetch: 302 to the provider with state, nonce and PKCE (S256). The state is kept server-side, single-use, for 10 minutes, bound to this browser by an HttpOnly cookie. `redirectTo` is a path on PUBLIC_URL or a URL on an origin of CORS_ORIGINS (default /account); anything else is 400 and never a redirect. `intent=link` needs a session signed in within 10 minutes. A provider that cannot be reached sends the browser back to redirectTo with ?error=OAUTH_FAILED.
+         */
+        get: operations["startOAuth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oauth/{provider}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The provider's answer: the browser comes back here
+         * @description Checks the state and this browser's binding, the `iss` parameter (RFC 9207), the code exchange with the PKCE verifier, and the ID token (signature, iss, aud, exp, nonce); then links by (provider, issuer, subject) as CONTRACT "Sign in with a provider" says. Success: the session cookie and 303 to redirectTo; an account with TOTP: 303 to redirectTo#second-factor=<ticket> (POST /api/signin/second-factor). Refusals: 303 to redirectTo?error=<CODE> (OAUTH_FAILED, OAUTH_DENIED, ACCOUNT_EXISTS, IDENTITY_TAKEN, SIGNUP_CLOSED, SIGNIN_FAILED).
+         */
+        get: operations["oauthCallback"];
+        put?: never;
+        /**
+         * The provider's answer as a form POST (Apple)
+         * @description Checks the state and this browser's binding, the `iss` parameter (RFC 9207), the code exchange with the PKCE verifier, and the ID token (signature, iss, aud, exp, nonce); then links by (provider, issuer, subject) as CONTRACT "Sign in with a provider" says. Success: the session cookie and 303 to redirectTo; an account with TOTP: 303 to redirectTo#second-factor=<ticket> (POST /api/signin/second-factor). Refusals: 303 to redirectTo?error=<CODE> (OAUTH_FAILED, OAUTH_DENIED, ACCOUNT_EXISTS, IDENTITY_TAKEN, SIGNUP_CLOSED, SIGNIN_FAILED).
+         */
+        post: operations["oauthCallbackPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/oauth": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in for a token with an ID token from the platform's SDK (native apps)
+         * @description The ID token is checked against the provider's published keys: signature, issuer, audience (the client id or one of OAUTH_X_AUDIENCES), expiry, and `nonce` when given. The identity rules of the callback apply. The answer is that of POST /api/sessions (the second factor as `code`); a token that does not check out is 401 SIGNIN_FAILED and counts in the address throttle.
+         */
+        post: operations["createSessionWithIdToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The provider identities linked to your account
+         * @description Each identity signs in to your account; unlink one with DELETE /api/identities/{id}.
+         */
+        get: operations["listIdentities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/identities/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unlink a provider identity: it cannot sign in any more
+         * @description Needs a sign-in of the last 10 minutes. Refused (409 LAST_SIGNIN_METHOD) when the account would be left with no password, no passkey and no other identity. Another user's identity is unknown (404). A notice is mailed to the account's address.
+         */
+        delete: operations["deleteIdentity"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/password/forgot": {
         parameters: {
             query?: never;
@@ -796,7 +920,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "UNAUTHENTICATED";
+            error: "SIGNIN_FAILED" | "UNAUTHENTICATED" | "REAUTHENTICATION_REQUIRED";
         };
         /** @description A 404 failure: a stable code and a message for people. */
         Error404: {
@@ -849,7 +973,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "EMAIL_TAKEN" | "TOTP_ALREADY_ON" | "QUOTA_EXCEEDED";
+            error: "EMAIL_TAKEN" | "TOTP_ALREADY_ON" | "QUOTA_EXCEEDED" | "LAST_SIGNIN_METHOD" | "ACCOUNT_EXISTS" | "IDENTITY_TAKEN" | "SIGNUP_CLOSED" | "OAUTH_FAILED";
             message: string;
         };
         /** @description The signed-in account and the ways it can sign in. */
@@ -864,7 +988,7 @@ export interface components {
              * @description How many passkeys the account has.
              */
             passkeys: number;
-            /** @description Linked external identities: always empty until sign-in with a provider exists. */
+            /** @description Linked provider identities, oldest first (the same as GET /api/identities). */
             identities: {
                 id: string;
                 provider: string;
@@ -884,7 +1008,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "UNAUTHENTICATED";
+            error: "SIGNIN_FAILED" | "UNAUTHENTICATED" | "REAUTHENTICATION_REQUIRED";
             message: string;
         };
         /** @description Who is signed in, and the session making the request. */
@@ -3007,6 +3131,573 @@ export interface operations {
                 };
             };
             /** @description `UNAVAILABLE`: The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    listOAuthProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configured providers, in OAUTH_PROVIDERS order (empty when none). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @description The button's text (OAUTH_X_NAME). */
+                        name: string;
+                    }[];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    startOAuth: {
+        parameters: {
+            query?: {
+                /** @description Where to go afterwards. */
+                redirectTo?: string;
+                intent?: "signin" | "link";
+            };
+            header?: never;
+            path: {
+                /** @description A provider id from GET /api/oauth/providers. */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider; sets the usher_oauth cookie. */
+            302: {
+                headers: {
+                    /** @description The path of what was created. */
+                    Location?: string;
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Back to redirectTo with ?error=OAUTH_FAILED: the provider cannot be reached. */
+            303: {
+                headers: {
+                    /** @description The path of what was created. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: `redirectTo` is not a path on PUBLIC_URL or a URL on an origin of CORS_ORIGINS.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /**
+             * @description `UNAUTHENTICATED`: `intent=link` without a session.
+             *
+             *     `REAUTHENTICATION_REQUIRED`: `intent=link` with a session signed in over 10 minutes ago.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `NOT_FOUND`: No provider has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    oauthCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A provider id from GET /api/oauth/providers. */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To redirectTo, as the description says. */
+            303: {
+                headers: {
+                    /** @description The path of what was created. */
+                    Location?: string;
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `INVALID_TOKEN`: The state is unknown, already used or expired, or this browser did not start the sign-in (no redirect).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `NOT_FOUND`: No provider has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    oauthCallbackPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A provider id from GET /api/oauth/providers. */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To redirectTo, as the description says. */
+            303: {
+                headers: {
+                    /** @description The path of what was created. */
+                    Location?: string;
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `INVALID_TOKEN`: The state is unknown, already used or expired, or this browser did not start the sign-in (no redirect).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `NOT_FOUND`: No provider has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    createSessionWithIdToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The provider id (not github: it has no ID tokens). */
+                    provider: string;
+                    /** @description The ID token from the platform's SDK. */
+                    idToken: string;
+                    /** @description The nonce the app gave the SDK, compared with the token's exactly. */
+                    nonce?: string;
+                    /** @description A TOTP or recovery code, for accounts with TOTP. */
+                    code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed in: the token, the session and the user. */
+            201: {
+                headers: {
+                    /** @description The device token of this client for the account (it replaces the device cookie for clients without cookies): send it back in the `Usher-Device` request header on later sign-ins, so that others' failed guesses on the account do not lock this client out. Keep it like a session token. */
+                    "Usher-Device"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenSession"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is not a JSON object with string `provider` and `idToken`, or the provider is unknown or has no ID tokens. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The ID token does not check out, or a TOTP code is needed (Usher-Second-Factor: totp) or wrong. */
+            401: {
+                headers: {
+                    /** @description The password was right and the account needs a code too: send `code`. */
+                    "Usher-Second-Factor"?: "totp";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The email is not verified yet while REQUIRE_VERIFIED_EMAIL is on. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /**
+             * @description `ACCOUNT_EXISTS`: An account has this identity's email, but the provider or the account has not verified it: sign in the usual way, then link the provider from the account.
+             *
+             *     `IDENTITY_TAKEN`: This provider identity is linked to another account.
+             *
+             *     `SIGNUP_CLOSED`: No account has this identity, and new accounts through providers are off (OAUTH_SIGNUP=false).
+             *
+             *     `OAUTH_FAILED`: The provider sign-in failed: the provider did not answer in time, refused, shared no email, or answered something that does not check out.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Too many attempts for this account or from this address; try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The database does not answer, or the server is too busy to check passwords (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    listIdentities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description For DELETE /api/identities/{id}. */
+                        id: string;
+                        /** @description The provider id. */
+                        provider: string;
+                        /** @description The email the provider last gave for it. */
+                        email: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                    }[];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    deleteIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id from GET /api/identities. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlinked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /**
+             * @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token.
+             *
+             *     `REAUTHENTICATION_REQUIRED`: The change needs a sign-in of the last 10 minutes: sign in again, then retry.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: You have no linked identity with that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `LAST_SIGNIN_METHOD`: Unlinking this identity would leave the account without a way to sign in (no password, passkey or other identity). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
             503: {
                 headers: {
                     /** @description Seconds to wait, when the server is busy rather than down. */

@@ -330,7 +330,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
     '/api/oauth/:provider/callback',
     {
       schema: callbackSchema(false),
-      config: { noStore: true, notFound: unknownProvider },
+      config: { noStore: true, notFound: unknownProvider, secretQuery: true },
       onRequest: answers.hooks.watchHangUp,
     },
     async (request, reply) => {
@@ -348,7 +348,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
     '/api/oauth/:provider/callback',
     {
       schema: callbackSchema(true),
-      config: { noStore: true, notFound: unknownProvider },
+      config: { noStore: true, notFound: unknownProvider, secretQuery: true },
       onRequest: answers.hooks.watchHangUp,
     },
     async (request, reply) =>

@@ -9,7 +9,8 @@ function pathOf(url: string): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
-export type AccessLog = (request: FastifyRequest, reply: FastifyReply, page: boolean) => void;
+/** `pathOnly`: the query string is left out (it may carry a token or a provider's code). */
+export type AccessLog = (request: FastifyRequest, reply: FastifyReply, pathOnly: boolean) => void;
 
 interface PinoInternals {
   [pino.symbols.streamSym]: { write(line: string): unknown };
@@ -52,15 +53,15 @@ export function createAccessLog(logger: FastifyBaseLogger): AccessLog | undefine
   // Many lines share a millisecond: its digits are made once.
   let time = 0;
   let timeText = '0';
-  return (request, reply, page) => {
+  return (request, reply, pathOnly) => {
     const now = Date.now();
     if (now !== time) {
       time = now;
       timeText = `${now}`;
     }
-    // A page may be linked with ?token= (the fragment is the norm, but apps link both ways):
-    // its path says which page it was, and the token stays out of the log.
-    const url = page ? pathOf(request.url) : request.url;
+    // A page may be linked with ?token= (the fragment is the norm, but apps link both ways), and a
+    // provider's callback carries its code: the path says which it was, the secret stays out.
+    const url = pathOnly ? pathOf(request.url) : request.url;
     stream.write(
       `${level}${timeText}${bindings},"reqId":${json(request.id)},"method":"${request.method}","url":${json(url)},` +
         `"statusCode":${reply.statusCode},"responseTime":${hundredths(reply.elapsedTime)},` +

@@ -24,7 +24,8 @@ class RouteInfo {
   /** The route's pattern, the metrics' `route` label; `unmatched` for the not-found handler. */
   readonly label: string;
   readonly matched: boolean;
-  readonly page: boolean;
+  /** The access log writes the path only: a page's link or a provider's answer may carry a credential. */
+  readonly pathOnly: boolean;
   readonly usesDatabase: boolean;
   readonly headers: HeaderList;
   /** The not-found handler's headers for a URL under the docs (they bring their own policy). */
@@ -38,7 +39,7 @@ class RouteInfo {
   constructor(config: FastifyContextConfig & { url?: string; method?: unknown }, metrics: RequestMetrics) {
     this.matched = config.url !== undefined;
     this.label = config.url ?? 'unmatched';
-    this.page = config.page === true;
+    this.pathOnly = config.page === true || config.secretQuery === true;
     this.usesDatabase = config.usesDatabase !== false;
     this.headers = securityHeaders(config, config.url ?? '');
     this.docsHeaders = securityHeaders(config, DOCS_PREFIX);
@@ -120,7 +121,7 @@ export const pipelinePlugin = fp<PipelineOptions>(
       // Null when the request never reached onRequest (refused by the router, or by the shutdown check).
       const route = request.usherRoute ?? routeOf(request);
       metrics.record(route.series(request.method), reply.statusCode, reply.elapsedTime / 1000);
-      accessLog?.(request, reply, route.page);
+      accessLog?.(request, reply, route.pathOnly);
       done();
     });
   },

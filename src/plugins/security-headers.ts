@@ -9,6 +9,8 @@ declare module 'fastify' {
     page?: boolean;
     /** With `page`: images may also come from blob: URLs (the account page's QR code). */
     blobImages?: boolean;
+    /** The query string may carry a credential (a provider's authorization code): logged as the path only. */
+    secretQuery?: boolean;
   }
 }
 

@@ -83,7 +83,7 @@ export function signinAudit(metrics: Pick<Metrics, 'signin'>, method: SigninMeth
       const hungUp = () => {
         if (reply.raw.writableFinished) return;
         request.log.info(
-          { method: request.method, url: request.url, statusCode: 499, address: request.ip },
+          { method: request.method, url: request.url.split('?')[0], statusCode: 499, address: request.ip },
           'request closed by the client before its answer',
         );
       };

@@ -96,6 +96,7 @@ export class Provider {
       oidc.ClientSecretPost(secret),
     );
     config.timeout = this.#timeoutSeconds;
+    oidc.enableNonRepudiationChecks(config);
     return config;
   }
 
@@ -122,7 +123,12 @@ export class Provider {
     } else {
       pending = oidc.discovery(new URL(issuer), clientId, { client_secret: clientSecret }, auth, {
         timeout: this.#timeoutSeconds,
-        execute: insecure ? [oidc.allowInsecureRequests] : [],
+        // openid-client trusts the TLS of the token endpoint for the ID token's signature unless
+        // told otherwise; Usher checks it against the provider's keys as well (defence in depth,
+        // and the only check on a loopback http provider).
+        execute: insecure
+          ? [oidc.allowInsecureRequests, oidc.enableNonRepudiationChecks]
+          : [oidc.enableNonRepudiationChecks],
       });
     }
     this.#discovered = pending;
@@ -170,7 +176,8 @@ export class Provider {
   /**
    * The callback: the library checks the state, RFC 9207's `iss` where the provider sends it,
    * exchanges the code with the PKCE verifier at the exact redirect URI, and validates the ID token
-   * (signature by the provider's keys, iss, aud, azp, exp, iat, nonce). The provider's tokens are
+   * (iss, aud, azp, exp, iat, nonce, and its signature by the provider's published keys, which
+   * enableNonRepudiationChecks turns on). The provider's tokens are
    * used for the profile and dropped.
    */
   async callback(response: URLSearchParams, post: boolean, checks: Checks): Promise<ProviderProfile> {

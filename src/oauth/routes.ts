@@ -65,7 +65,7 @@ export const identityView = (identity: Identity) => ({
 
 /** The native route's own messages; the rest are the core's (signin/answers.ts). */
 const MESSAGES = {
-  400: 'The request body must be a JSON object with string fields provider and idToken (nonce and code optional).',
+  400: 'The request body must be a JSON object with string fields provider (the id of a configured OpenID Connect provider) and idToken (nonce and code optional).',
   401: 'The ID token does not check out: its signature, issuer, audience, expiry or nonce.',
 };
 

@@ -379,11 +379,18 @@ export class OAuthService {
 /** Thrown to roll the unlink back. */
 const LAST_METHOD = Symbol('last sign-in method');
 
-/** The provider could not be asked (its keys did not arrive): not the token's fault. */
+/** jose's verdicts on the provider's side (its keys), not on the token. */
+const PROVIDER_FAULTS = new Set(['ERR_JWKS_TIMEOUT', 'ERR_JWKS_INVALID', 'ERR_JOSE_NOT_SUPPORTED']);
+
+/**
+ * The provider could not be asked (discovery or its keys failed): not the token's fault. Every
+ * verdict of jose on the token itself (its form, algorithm, signature, claims, a key it names that
+ * the provider does not publish) and the nonce are the token's.
+ */
 function unreachable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  if (code === 'ERR_JWKS_TIMEOUT') return true;
-  if (typeof code === 'string' && code.startsWith('ERR_JW')) return false;
+  if (typeof code === 'string' && (code.startsWith('ERR_JW') || code.startsWith('ERR_JOSE')))
+    return PROVIDER_FAULTS.has(code);
   return !(error instanceof Error && error.name === 'ProviderError');
 }
 

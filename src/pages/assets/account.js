@@ -1,6 +1,7 @@
-// The account page: who is signed in, their sessions, two-step sign-in (TOTP) and passkeys, all
-// through Usher's JSON API with the session cookie. A reference for teams who build their own page:
-// every call is a plain fetch, and text from the API only ever reaches the page through textContent.
+// The account page: who is signed in, their sessions, two-step sign-in (TOTP), passkeys and linked
+// accounts (sign in with a provider), all through Usher's JSON API with the session cookie. A
+// reference for teams who build their own page: every call is a plain fetch (but a provider's start,
+// which is a navigation), and text from the API only ever reaches the page through textContent.
 import { say, UNREACHABLE, waitText } from './link.js';
 
 const $ = (id) => document.getElementById(id);
@@ -88,7 +89,9 @@ const signin = $('signin');
 
 function showSignin() {
   $('account').hidden = true;
+  endSecondFactor();
   signin.hidden = false;
+  showProviders();
   document.title = 'Sign in';
   $('heading').textContent = 'Sign in';
   $('email').focus();
@@ -130,18 +133,21 @@ signin.addEventListener('submit', async (event) => {
 
 // ---- the account -------------------------------------------------------------------------------
 
+/** Shows the account, or the sign-in form: true when signed in, false when not, undefined on a failure. */
 async function load() {
   const answer = await api('GET', '/api/session');
   if (answer.status === 401) {
     showSignin();
-    return;
+    return false;
   }
   if (answer.status !== 200) {
     say(message, 'error', problem(answer, 'loading your account'));
-    return;
+    return undefined;
   }
   const { user } = answer.body;
+  endSecondFactor();
   signin.hidden = true;
+  showProviders();
   document.title = 'Your account';
   $('heading').textContent = 'Your account';
   $('who-name').textContent = user.name;
@@ -152,7 +158,8 @@ async function load() {
   verified.textContent = user.emailVerified ? 'Verified' : 'Not verified';
   verified.className = user.emailVerified ? 'badge ok' : 'badge warn';
   $('account').hidden = false;
-  await Promise.all([loadSessions(), loadPasskeys()]);
+  await Promise.all([loadSessions(), loadPasskeys(), loadIdentities()]);
+  return !$('account').hidden;
 }
 
 // ---- sessions ----------------------------------------------------------------------------------
@@ -490,4 +497,327 @@ $('passkey-add').addEventListener('submit', async (event) => {
   }
 });
 
-load();
+// ---- providers: signing in with another account ------------------------------------------------
+
+/** The configured providers, `[{id, name}]` (GET /api/oauth/providers): none until it answers. */
+let providers = [];
+
+/** Where the browser comes back to after the provider. */
+const RETURN_TO = '/account';
+
+/** The start of a sign-in (or a link) with a provider: a navigation there, never a fetch. */
+function startUrl(id, intent) {
+  const query = new URLSearchParams({ redirectTo: RETURN_TO });
+  if (intent === 'link') query.set('intent', 'link');
+  return `/api/oauth/${encodeURIComponent(id)}/start?${query}`;
+}
+
+const providerName = (id) => providers.find((p) => p.id === id)?.name ?? id;
+
+/** A link that looks like a button: a provider start is a navigation, so an <a>. */
+function buttonLink(text, href) {
+  const link = el('a', text, 'button secondary');
+  link.href = href;
+  return link;
+}
+
+async function loadProviders() {
+  const answer = await api('GET', '/api/oauth/providers');
+  // Anything but a list (a server without providers, an outage): the page simply has no buttons.
+  if (answer.status === 200 && Array.isArray(answer.body)) {
+    providers = answer.body.filter((p) => typeof p?.id === 'string' && typeof p?.name === 'string');
+  }
+  $('providers').replaceChildren(
+    ...providers.map((provider) => {
+      const link = buttonLink(`Continue with ${provider.name}`, startUrl(provider.id, 'signin'));
+      link.addEventListener('click', () => remember({ id: provider.id, intent: 'signin' }));
+      const item = el('li');
+      item.append(link);
+      return item;
+    }),
+  );
+  showProviders();
+}
+
+/** The provider buttons go with the sign-in form, when there are any. */
+function showProviders() {
+  $('signin-providers').hidden = signin.hidden || providers.length === 0;
+}
+
+const providersReady = loadProviders();
+
+// Which provider this tab went to, so the page can name it when the browser comes back (the
+// address then says only ?error=CODE). In sessionStorage: this tab only, gone when it closes.
+const PENDING = 'usher.account.provider';
+const PENDING_TTL_MS = 15 * 60_000;
+
+function remember(pending) {
+  try {
+    sessionStorage.setItem(PENDING, JSON.stringify({ ...pending, at: Date.now() }));
+  } catch {
+    // No storage (a private window may refuse it): the messages say "the provider" instead.
+  }
+}
+
+function recall() {
+  try {
+    const pending = JSON.parse(sessionStorage.getItem(PENDING) ?? 'null');
+    sessionStorage.removeItem(PENDING);
+    if (typeof pending?.id === 'string' && Math.abs(Date.now() - pending.at) < PENDING_TTL_MS) return pending;
+  } catch {
+    // Nothing usable kept: as if nothing was.
+  }
+  return null;
+}
+
+/**
+ * What the provider's return left in the address: `?error=CODE`, or `#second-factor=<ticket>`.
+ * Read once, then cleared from the address bar, so that the ticket stays in no history entry.
+ */
+function takeLanding() {
+  const error = new URLSearchParams(location.search).get('error') ?? '';
+  const ticket = new URLSearchParams(location.hash.slice(1)).get('second-factor') ?? '';
+  if (location.search || location.hash) history.replaceState(null, '', location.pathname);
+  return { error, ticket: ticket.trim(), pending: recall() };
+}
+
+/** The words for a provider's ?error=CODE; `linking` when it came back to a signed-in account. */
+function landingProblem(code, name, linking) {
+  switch (code) {
+    case 'OAUTH_DENIED':
+      return linking
+        ? `Linking ${name} was cancelled: nothing changed.`
+        : `Signing in with ${name} was cancelled.`;
+    case 'ACCOUNT_EXISTS':
+      return `An account already uses this email. Sign in with your password, then link ${name} below.`;
+    case 'IDENTITY_TAKEN':
+      return `This ${name} account is already linked to another account. Sign in to that one to unlink it, or link another ${name} account.`;
+    case 'SIGNUP_CLOSED':
+      return `No account is linked to this ${name} account, and new accounts cannot be made with it. If you have an account, sign in with your password, then link ${name} below.`;
+    case 'SIGNIN_FAILED':
+      return 'This account cannot sign in now: it may be disabled, its email may need verifying, or there were too many attempts. Try again later.';
+    default:
+      return linking
+        ? `Linking ${name} did not work. Try again.`
+        : `Signing in with ${name} did not work. Try again, or sign in another way.`;
+  }
+}
+
+// ---- the second step of a provider sign-in -----------------------------------------------------
+
+const secondFactor = $('second-factor');
+/** The ticket from #second-factor=…: kept only here, never stored. */
+let ticket = '';
+
+function showSecondFactor() {
+  $('account').hidden = true;
+  signin.hidden = true;
+  showProviders();
+  secondFactor.hidden = false;
+  document.title = 'Sign in';
+  $('heading').textContent = 'Sign in';
+  $('second-factor-code').focus();
+}
+
+function endSecondFactor() {
+  ticket = '';
+  secondFactor.hidden = true;
+  $('second-factor-code').value = '';
+}
+
+secondFactor.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const code = $('second-factor-code').value.trim();
+  if (!code) {
+    say(message, 'error', 'Enter the code from your authenticator app.');
+    return;
+  }
+  const button = $('second-factor-submit');
+  busy(button, true);
+  const answer = await api('POST', '/api/signin/second-factor', { ticket, code });
+  busy(button, false);
+  if (answer.status === 200) {
+    endSecondFactor();
+    message.hidden = true;
+    await load();
+  } else if (answer.headers.get('usher-second-factor') === 'totp') {
+    // The ticket lives on: another try.
+    say(message, 'error', 'That code is not right. Try the current one.');
+    $('second-factor-code').select();
+  } else if (answer.status === 401 || answer.status === 400) {
+    say(message, 'error', 'This sign-in has expired or had too many wrong codes. Sign in again.');
+    showSignin();
+  } else {
+    say(message, 'error', problem(answer, 'signing in'));
+  }
+});
+
+$('second-factor-cancel').addEventListener('click', () => {
+  message.hidden = true;
+  showSignin();
+});
+
+// ---- linked accounts ---------------------------------------------------------------------------
+
+const identitiesMessage = $('identities-message');
+/** The account's identities, as last listed. */
+let identities = [];
+
+/** Linking and unlinking need a sign-in of the last 10 minutes; a little less, for the way there. */
+const FRESH_SIGNIN_MS = 10 * 60_000 - 30_000;
+
+async function loadIdentities() {
+  await providersReady;
+  const section = $('identities-section');
+  const answer = await api('GET', '/api/account');
+  if (answer.status === 401) return showSignin();
+  if (answer.status !== 200) {
+    section.hidden = false;
+    say(identitiesMessage, 'error', problem(answer, 'listing your linked accounts'));
+    return;
+  }
+  identities = Array.isArray(answer.body.identities) ? answer.body.identities : [];
+  section.hidden = providers.length === 0 && identities.length === 0;
+  const list = $('identities');
+  list.replaceChildren(
+    ...identities.map((identity) => {
+      const item = el('li', undefined, 'item');
+      const text = el('div', undefined, 'item-text');
+      text.append(el('p', providerName(identity.provider), 'item-title'));
+      if (identity.email) text.append(el('p', identity.email, 'item-detail'));
+      text.append(el('p', `Linked ${date(identity.createdAt)}`, 'item-detail'));
+      const button = el('button', 'Unlink', 'secondary small');
+      button.type = 'button';
+      button.addEventListener('click', () => unlink(identity, button));
+      item.append(text, button);
+      return item;
+    }),
+  );
+  if (identities.length === 0) list.append(el('li', 'No linked accounts yet.', 'empty'));
+  $('identity-links').replaceChildren(
+    ...providers.map((provider) => {
+      const link = buttonLink(`Link ${provider.name}`, startUrl(provider.id, 'link'));
+      link.addEventListener('click', (event) => linkProvider(event, provider, link));
+      const item = el('li');
+      item.append(link);
+      return item;
+    }),
+  );
+}
+
+/** How long ago this session signed in, by the server's clock (its Date header) when it gives one. */
+function signinAge(answer) {
+  const serverNow = Date.parse(answer.headers.get('date') ?? '');
+  return (Number.isNaN(serverNow) ? Date.now() : serverNow) - Date.parse(answer.body.session.createdAt);
+}
+
+/** Says that `what` needs a newer sign-in, with a button to sign out. */
+function askToSignInAgain(what) {
+  say(
+    identitiesMessage,
+    'info',
+    `You signed in more than 10 minutes ago. To ${what}, sign out and sign in again.`,
+  );
+  const button = el('button', 'Sign out', 'secondary small');
+  button.type = 'button';
+  button.addEventListener('click', () => signOut(button));
+  identitiesMessage.append(button);
+}
+
+async function signOut(button) {
+  busy(button, true);
+  const answer = await api('POST', '/api/signout');
+  busy(button, false);
+  if (answer.status === 204) {
+    identitiesMessage.hidden = true;
+    say(message, 'ok', 'You are signed out. Sign in again to go on.');
+    showSignin();
+  } else {
+    say(identitiesMessage, 'error', problem(answer, 'signing out'));
+  }
+}
+
+/**
+ * "Link <provider>": a link to the start, followed once the session is known to be fresh enough
+ * (the start would otherwise answer 401 in place of the page). A modified click (a new tab) is
+ * left alone: the server checks all the same.
+ */
+async function linkProvider(event, provider, link) {
+  if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  event.preventDefault();
+  if (link.getAttribute('aria-disabled') === 'true') return;
+  link.setAttribute('aria-disabled', 'true');
+  const answer = await api('GET', '/api/session');
+  link.removeAttribute('aria-disabled');
+  if (answer.status === 401) return showSignin();
+  if (answer.status !== 200) {
+    say(identitiesMessage, 'error', problem(answer, `linking ${provider.name}`));
+    return;
+  }
+  if (signinAge(answer) > FRESH_SIGNIN_MS) {
+    askToSignInAgain(`link ${provider.name}`);
+    return;
+  }
+  const count = identities.filter((i) => i.provider === provider.id).length;
+  remember({ id: provider.id, intent: 'link', count });
+  location.assign(link.href);
+}
+
+async function unlink(identity, button) {
+  const name = providerName(identity.provider);
+  const what = identity.email ? `${name} (${identity.email})` : name;
+  busy(button, true);
+  const answer = await api('DELETE', `/api/identities/${encodeURIComponent(identity.id)}`);
+  busy(button, false);
+  if (answer.error === 'REAUTHENTICATION_REQUIRED') return askToSignInAgain(`unlink ${name}`);
+  if (answer.status === 401) return showSignin();
+  if (answer.status === 409) {
+    say(
+      identitiesMessage,
+      'error',
+      `${what} is the only way to sign in to your account, so it cannot be unlinked. Set a password or add a passkey first.`,
+    );
+  } else if (answer.status === 204 || answer.status === 404) {
+    say(identitiesMessage, 'ok', `${what} is unlinked: it no longer signs you in.`);
+    await loadIdentities();
+  } else {
+    say(identitiesMessage, 'error', problem(answer, 'unlinking it'));
+  }
+}
+
+/** Shows an outcome of a link in the Linked accounts section, scrolled to. */
+function sayLinked(kind, text) {
+  say(identitiesMessage, kind, text);
+  $('identities-section').scrollIntoView({ block: 'start' });
+}
+
+// ---- the start ---------------------------------------------------------------------------------
+
+async function start() {
+  const landing = takeLanding();
+  if (landing.ticket) {
+    ticket = landing.ticket;
+    showSecondFactor();
+    return;
+  }
+  const signedIn = await load();
+  if (signedIn === undefined) return;
+  await providersReady;
+  const { error, pending } = landing;
+  const name = pending
+    ? providerName(pending.id)
+    : providers.length === 1
+      ? providers[0].name
+      : 'the provider';
+  const visible = signedIn && !$('identities-section').hidden;
+  if (error) {
+    const text = landingProblem(error, name, signedIn);
+    if (visible) sayLinked('error', text);
+    else say(message, 'error', text);
+  } else if (visible && pending?.intent === 'link') {
+    const now = identities.filter((i) => i.provider === pending.id).length;
+    if (now > pending.count) sayLinked('ok', `${name} is linked: it signs you in to this account too.`);
+  }
+}
+
+start();

@@ -67,6 +67,7 @@ async function benchStore(kind: StoreKind): Promise<string> {
       OAUTH_BENCH_CLIENT_ID: 'usher',
       OAUTH_BENCH_CLIENT_SECRET: 'bench-secret',
       OAUTH_BENCH_ISSUER: provider.issuer,
+      OAUTH_STARTS_MAX_PER_ADDRESS: '1000000',
       // The load generator is one address standing for many people.
       SIGNIN_MAX_CONCURRENT_PER_ADDRESS: '10000',
       SIGNIN_MAX_FAILURES_PER_ADDRESS: '1000000',

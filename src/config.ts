@@ -1,6 +1,7 @@
 // Reads and checks Usher's settings, and does nothing else: the only module that reads them from
 // process.env; everything else receives a validated Config. (The entry file, server.ts, hands the
 // environment to launch.ts only to decide whether Node must start again with what it reads at start.)
+import { createPrivateKey } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import type { PoolPriority } from './shared/threadpool.ts';
 
@@ -145,6 +146,8 @@ export interface OAuthConfig {
   signup: boolean;
   /** OAUTH_TIMEOUT_SECONDS: the limit on each call to a provider (discovery, token, user info, keys). */
   timeoutMs: number;
+  /** OAUTH_STARTS_MAX_PER_ADDRESS: sign-ins started per client address per window (each stores a state); then 429. */
+  starts: { perAddress: number; windowMs: number };
 }
 
 export const OAUTH_PRESETS = ['google', 'microsoft', 'apple', 'gitlab', 'github'] as const;
@@ -457,6 +460,10 @@ export function loadConfig(env: Env = process.env): Config {
       providers: oauthProviders(env),
       signup: flag(env, 'OAUTH_SIGNUP', true),
       timeoutMs: integer(env, 'OAUTH_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
+      starts: {
+        perAddress: integer(env, 'OAUTH_STARTS_MAX_PER_ADDRESS', 300, 1, 1_000_000),
+        windowMs: 15 * 60 * 1000,
+      },
     },
   };
 }
@@ -592,10 +599,17 @@ function presetIssuer(
 /** Apple's .p8 key, as PEM text (newlines may come as \\n in an environment file). */
 function applePrivateKey(key: string, raw: string): string {
   const pem = raw.replaceAll('\\n', '\n');
-  if (!/^-----BEGIN PRIVATE KEY-----\n[\s\S]+\n-----END PRIVATE KEY-----\s*$/.test(pem))
+  let curve: string | undefined;
+  try {
+    // Read now, so a key that cannot sign Apple's ES256 client secret stops the start, not a sign-in.
+    curve = createPrivateKey(pem).asymmetricKeyDetails?.namedCurve;
+  } catch {
+    curve = undefined;
+  }
+  if (curve !== 'prime256v1')
     throw new ConfigError(
       `${key}PRIVATE_KEY`,
-      'expected the .p8 key from Apple, as PEM (-----BEGIN PRIVATE KEY-----…)',
+      'expected the .p8 key from Apple (an EC P-256 key), as PEM (-----BEGIN PRIVATE KEY-----…)',
     );
   return pem;
 }

@@ -40,7 +40,12 @@ import { AccountTokensRepository } from './tokens/repository.ts';
 import { TotpRepository } from './totp/repository.ts';
 import { keySource } from './totp/sealing.ts';
 import { TotpService } from './totp/service.ts';
-import { EmailChangeLimits, PasskeyOptionsLimits, RegistrationLimits } from './users/limits.ts';
+import {
+  EmailChangeLimits,
+  OAuthStartLimits,
+  PasskeyOptionsLimits,
+  RegistrationLimits,
+} from './users/limits.ts';
 import { LimitEventsRepository } from './users/limits-repository.ts';
 import { Reauthentication } from './users/reauth.ts';
 import { UsersRepository } from './users/repository.ts';
@@ -66,6 +71,7 @@ export interface Services {
     registration: RegistrationLimits;
     emailChange: EmailChangeLimits;
     passkeyOptions: PasskeyOptionsLimits;
+    oauthStart: OAuthStartLimits;
   };
   /** Notified when mail was recorded: the delivery loop (mail/feature.ts) listens. */
   mailDue: Signal;
@@ -117,6 +123,7 @@ export function createServices(config: Config, database: Database, options: Serv
     registration: new RegistrationLimits({ policy: config.registration, events: repos.limits, now }),
     emailChange: new EmailChangeLimits({ policy: config.emailChange, events: repos.limits, now }),
     passkeyOptions: new PasskeyOptionsLimits({ policy: config.passkeyOptions, events: repos.limits, now }),
+    oauthStart: new OAuthStartLimits({ policy: config.oauth.starts, events: repos.limits, now }),
   };
   const sessions = new SessionService({ sessions: repos.sessions, policy: config.session, now });
   const throttle = new SigninThrottle({
@@ -206,6 +213,7 @@ export function createServices(config: Config, database: Database, options: Serv
     mail,
     factorOf: (userId) => repos.totp.find(userId),
     signup: config.oauth.signup,
+    startLimit: usersLimits.oauthStart,
     now,
   });
   return {

@@ -72,7 +72,12 @@ export interface ResetRequestsTable {
   done: ColumnType<bigint | number, number | undefined, number>;
 }
 
-export type LimitScope = 'registration' | 'email-change' | 'email-change-mail' | 'passkey-options';
+export type LimitScope =
+  | 'registration'
+  | 'email-change'
+  | 'email-change-mail'
+  | 'passkey-options'
+  | 'oauth-start';
 
 /** One counted event of a limit kept in the shared database (users/limits.ts). */
 export interface LimitEventsTable {

@@ -15,6 +15,8 @@ export interface Identity {
   provider: string;
   email: string;
   createdAt: Date;
+  /** See IdentitiesTable.proven (tables.ts). */
+  proven: boolean;
 }
 
 /** The identity's key is linked already (to this account or another): the unique index decided. */
@@ -32,6 +34,8 @@ export interface OtherMethods {
   identities: number;
 }
 
+const COLUMNS = ['id', 'user_id', 'provider', 'email', 'created_at', 'proven'] as const;
+
 export class IdentitiesRepository {
   readonly #db: Kysely<Tables>;
   readonly #rowLocks: boolean;
@@ -43,7 +47,7 @@ export class IdentitiesRepository {
   async find(key: IdentityKey): Promise<Identity | undefined> {
     const row = await this.#db
       .selectFrom('identities')
-      .select(['id', 'user_id', 'provider', 'email', 'created_at'])
+      .select(COLUMNS)
       .where('provider', '=', key.provider)
       .where('issuer', '=', key.issuer)
       .where('subject', '=', key.subject)
@@ -53,7 +57,7 @@ export class IdentitiesRepository {
 
   /** Links the identity; IdentityTakenError when its key is linked already (race-safe). */
   async insert(
-    identity: IdentityKey & { id: string; userId: bigint; email: string; now: Date },
+    identity: IdentityKey & { id: string; userId: bigint; email: string; proven: boolean; now: Date },
   ): Promise<Identity> {
     try {
       const row = await this.#db
@@ -65,9 +69,10 @@ export class IdentitiesRepository {
           issuer: identity.issuer,
           subject: identity.subject,
           email: identity.email,
+          proven: identity.proven ? 1 : 0,
           created_at: identity.now.toISOString(),
         })
-        .returning(['id', 'user_id', 'provider', 'email', 'created_at'])
+        .returning(COLUMNS)
         .executeTakeFirstOrThrow();
       return toIdentity(row);
     } catch (error) {
@@ -89,7 +94,7 @@ export class IdentitiesRepository {
   async list(userId: bigint): Promise<Identity[]> {
     const rows = await this.#db
       .selectFrom('identities')
-      .select(['id', 'user_id', 'provider', 'email', 'created_at'])
+      .select(COLUMNS)
       .where('user_id', '=', userId)
       .orderBy('created_at', 'asc')
       .orderBy('id', 'asc')
@@ -98,36 +103,33 @@ export class IdentitiesRepository {
   }
 
   /**
-   * The account's other ways in, with its row locked until the transaction ends (PostgreSQL):
-   * two unlinks of its last two identities then run one after the other, and the second sees
-   * what the first left.
+   * The account's other ways in, read under locks held until the transaction ends (PostgreSQL):
+   * the account's row (so two unlinks run one after the other) and its password and passkey rows
+   * (so a passkey removed at the same moment is either counted gone or waits for this commit).
    */
   async otherMethods(userId: bigint, exceptId: string): Promise<OtherMethods | undefined> {
     let owner = this.#db.selectFrom('users').select('id').where('id', '=', userId);
     if (this.#rowLocks) owner = owner.forUpdate();
     if (!(await owner.executeTakeFirst())) return undefined;
-    const row = await this.#db
-      .selectNoFrom((eb) => [
-        eb
-          .exists(eb.selectFrom('password_credentials').select('user_id').where('user_id', '=', userId))
-          .as('password'),
-        eb
-          .selectFrom('passkeys')
-          .select((e) => e.fn.countAll<number | string | bigint>().as('n'))
-          .where('user_id', '=', userId)
-          .as('passkeys'),
-        eb
-          .selectFrom('identities')
-          .select((e) => e.fn.countAll<number | string | bigint>().as('n'))
-          .where('user_id', '=', userId)
-          .where('id', '<>', exceptId)
-          .as('identities'),
-      ])
+    let password = this.#db
+      .selectFrom('password_credentials')
+      .select('user_id')
+      .where('user_id', '=', userId);
+    let passkeys = this.#db.selectFrom('passkeys').select('id').where('user_id', '=', userId);
+    if (this.#rowLocks) {
+      password = password.forShare();
+      passkeys = passkeys.forShare();
+    }
+    const others = await this.#db
+      .selectFrom('identities')
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+      .where('user_id', '=', userId)
+      .where('id', '<>', exceptId)
       .executeTakeFirstOrThrow();
     return {
-      password: Boolean(Number(row.password)),
-      passkeys: Number(row.passkeys ?? 0),
-      identities: Number(row.identities ?? 0),
+      password: (await password.execute()).length > 0,
+      passkeys: (await passkeys.execute()).length,
+      identities: Number(others.n),
     };
   }
 
@@ -137,9 +139,14 @@ export class IdentitiesRepository {
       .deleteFrom('identities')
       .where('id', '=', id)
       .where('user_id', '=', userId)
-      .returning(['id', 'user_id', 'provider', 'email', 'created_at'])
+      .returning(COLUMNS)
       .executeTakeFirst();
     return row && toIdentity(row);
+  }
+
+  /** The account's unproven identities, unlinked (a password reset: the mailbox's owner takes the account). */
+  async deleteUnproven(userId: bigint): Promise<void> {
+    await this.#db.deleteFrom('identities').where('user_id', '=', userId).where('proven', '=', 0).execute();
   }
 }
 
@@ -149,6 +156,7 @@ function toIdentity(row: {
   provider: string;
   email: string;
   created_at: Date;
+  proven: number | bigint;
 }): Identity {
   return {
     id: row.id,
@@ -156,5 +164,6 @@ function toIdentity(row: {
     provider: row.provider,
     email: row.email,
     createdAt: row.created_at,
+    proven: Number(row.proven) === 1,
   };
 }

@@ -2,7 +2,7 @@
 // discovery, PKCE, state, nonce, RFC 9207's `iss`, ID-token validation) for OpenID Connect, and
 // the same library's OAuth 2.0 calls plus GitHub's user and email API for GitHub. Nothing here
 // speaks the protocol by hand. Every call to a provider has a time limit (OAUTH_TIMEOUT_SECONDS).
-import { createPrivateKey } from 'node:crypto';
+import { createPrivateKey, randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, decodeJwt, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import type { OAuthProviderConfig } from '../config.ts';
@@ -35,6 +35,20 @@ export class ProviderError extends Error {
   }
 }
 
+/** The ID token a native app sent does not check out (besides jose's own verdicts): 401. */
+export class TokenRejected extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'TokenRejected';
+  }
+}
+
+/** A new sign-in's state, nonce and PKCE verifier. */
+export function newChecks(): Checks {
+  const random = () => randomBytes(32).toString('base64url');
+  return { state: random(), nonce: random(), codeVerifier: oidc.randomPKCECodeVerifier() };
+}
+
 /** The person cancelled at the provider (`error=access_denied`): OAUTH_DENIED. */
 export class ProviderDenied extends Error {}
 
@@ -63,7 +77,7 @@ export class Provider {
   readonly #timeoutMs: number;
   #discovered: Promise<oidc.Configuration> | undefined;
   #jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
-  #appleSecret: { jwt: string; renewAt: number } | undefined;
+  #apple: { config: oidc.Configuration; renewAt: number } | undefined;
 
   constructor(settings: OAuthProviderConfig, publicUrl: string, timeoutMs: number) {
     this.settings = settings;
@@ -83,12 +97,15 @@ export class Provider {
   /**
    * The client's configuration: discovered once (and again after a failure, so a provider that
    * was down at the start is found at first use); GitHub's endpoints are known. Apple's secret is a
-   * short-lived JWT, so its configuration is made anew from the discovered metadata per use.
+   * short-lived JWT: its configuration is made again with each new secret (and keeps its key cache
+   * until then).
    */
   async configuration(): Promise<oidc.Configuration> {
     const discovered = await this.#discover();
     if (!this.settings.apple) return discovered;
-    const secret = await this.#appleClientSecret();
+    const now = Date.now();
+    if (this.#apple && now < this.#apple.renewAt) return this.#apple.config;
+    const secret = await this.#appleClientSecret(now);
     const config = new oidc.Configuration(
       discovered.serverMetadata(),
       this.settings.clientId,
@@ -97,6 +114,7 @@ export class Provider {
     );
     config.timeout = this.#timeoutSeconds;
     oidc.enableNonRepudiationChecks(config);
+    this.#apple = { config, renewAt: now + APPLE_SECRET_RENEW_MS };
     return config;
   }
 
@@ -142,11 +160,9 @@ export class Provider {
     return Math.max(1, Math.ceil(this.#timeoutMs / 1000));
   }
 
-  async #appleClientSecret(): Promise<string> {
+  #appleClientSecret(now: number): Promise<string> {
     const apple = this.settings.apple!;
-    const now = Date.now();
-    if (this.#appleSecret && now < this.#appleSecret.renewAt) return this.#appleSecret.jwt;
-    const jwt = await new SignJWT({})
+    return new SignJWT({})
       .setProtectedHeader({ alg: 'ES256', kid: apple.keyId })
       .setIssuer(apple.teamId)
       .setSubject(this.settings.clientId)
@@ -154,8 +170,6 @@ export class Provider {
       .setIssuedAt(Math.floor(now / 1000))
       .setExpirationTime(Math.floor(now / 1000) + APPLE_SECRET_TTL_S)
       .sign(createPrivateKey(apple.privateKey));
-    this.#appleSecret = { jwt, renewAt: now + APPLE_SECRET_RENEW_MS };
-    return jwt;
   }
 
   /** Where the browser goes to sign in at the provider: the exact redirect URI, state, nonce, PKCE S256. */
@@ -174,22 +188,17 @@ export class Provider {
   }
 
   /**
-   * The callback: the library checks the state, RFC 9207's `iss` where the provider sends it,
+   * The callback, its state already taken and matched (service.ts): the library checks RFC 9207's
+   * `iss` where the provider sends it,
    * exchanges the code with the PKCE verifier at the exact redirect URI, and validates the ID token
    * (iss, aud, azp, exp, iat, nonce, and its signature by the provider's published keys, which
    * enableNonRepudiationChecks turns on). The provider's tokens are
    * used for the profile and dropped.
    */
-  async callback(response: URLSearchParams, post: boolean, checks: Checks): Promise<ProviderProfile> {
+  async callback(response: URLSearchParams, checks: Checks): Promise<ProviderProfile> {
     if (response.get('error') === 'access_denied') throw new ProviderDenied();
     const config = await this.configuration();
-    const current = post
-      ? new Request(this.redirectUri, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: response,
-        })
-      : new URL(`${this.redirectUri}?${response}`);
+    const current = new URL(`${this.redirectUri}?${response}`);
     if (this.settings.kind === 'github') return this.#github(config, current, checks);
     const tokens = await oidc.authorizationCodeGrant(config, current, {
       pkceCodeVerifier: checks.codeVerifier,
@@ -207,11 +216,7 @@ export class Provider {
   }
 
   /** GitHub: OAuth 2.0 with PKCE, then its user API; an email only if primary and verified. */
-  async #github(
-    config: oidc.Configuration,
-    current: URL | Request,
-    checks: Checks,
-  ): Promise<ProviderProfile> {
+  async #github(config: oidc.Configuration, current: URL, checks: Checks): Promise<ProviderProfile> {
     const tokens = await oidc.authorizationCodeGrant(config, current, {
       pkceCodeVerifier: checks.codeVerifier,
       expectedState: checks.state,
@@ -269,7 +274,7 @@ export class Provider {
       // Microsoft's multi-tenant issuer is a template: the token's tenant fills it in.
       const tid = decodeJwt(idToken).tid;
       if (typeof tid !== 'string' || !/^[0-9a-f-]{36}$/.test(tid))
-        throw new ProviderError('no tenant in the ID token');
+        throw new TokenRejected('no tenant in the ID token');
       issuer = issuer.replace('{tenantid}', tid);
     }
     const { payload } = await jwtVerify(idToken, this.#jwks, {
@@ -281,8 +286,10 @@ export class Provider {
       requiredClaims: ['sub', 'exp', 'iat'],
       clockTolerance: 30,
     });
-    if (nonce !== undefined && payload.nonce !== nonce) throw new ProviderError('the nonce does not match');
-    return profileOf(payload.iss!, payload.sub!, payload);
+    if (nonce !== undefined && payload.nonce !== nonce) throw new TokenRejected('the nonce does not match');
+    // Keyed on the issuer as discovery names it (Google's bare form is the same issuer), so the web
+    // callback and the native route find one identity.
+    return profileOf(issuer, payload.sub!, payload);
   }
 }
 

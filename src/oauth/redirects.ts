@@ -20,7 +20,14 @@ export function safeRedirect(
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
   if (url.username !== '' || url.password !== '') return undefined;
-  const allowed =
-    url.origin === base.origin || config.corsOrigins.some((origin) => new URL(origin).origin === url.origin);
-  return allowed ? url.href : undefined;
+  // Dot segments are resolved by now: `/..//evil.example` would otherwise become a `//` path,
+  // which another app on the origin might read as a host, and `/../x` would leave PUBLIC_URL's path.
+  if (url.pathname.startsWith('//')) return undefined;
+  if (url.origin === base.origin) {
+    const prefix = base.pathname.replace(/\/+$/, '');
+    return url.pathname === prefix || url.pathname.startsWith(`${prefix}/`) || prefix === ''
+      ? url.href
+      : undefined;
+  }
+  return config.corsOrigins.some((origin) => new URL(origin).origin === url.origin) ? url.href : undefined;
 }

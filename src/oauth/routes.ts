@@ -9,7 +9,6 @@ import type { WireProfile } from '../profiles/index.ts';
 import { signinFailureResponses } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import type { ActiveSession } from '../sessions/service.ts';
-import { BODY_LIMITS } from '../shared/body-limits.ts';
 import { AppError } from '../shared/errors.ts';
 import { failures, noContent, success, Timestamp } from '../shared/schemas.ts';
 import { invalid } from '../shared/text.ts';
@@ -106,6 +105,9 @@ const NativeBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** A form POST from a provider holds a code, a state and a few short fields. */
+const FORM_LIMIT = 16 * 1024;
+
 const unknownProvider = () =>
   new AppError('NOT_FOUND', 'No provider has that id: see GET /api/oauth/providers.');
 const reauthenticate = () =>
@@ -138,13 +140,6 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
     const header = request.headers.cookie;
     return header ? fastifyCookie.parse(header)[BINDING_COOKIE] : undefined;
   };
-
-  // Apple answers with a form POST (response_mode=form_post): read only here, and only as much as one.
-  app.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: BODY_LIMITS.account },
-    (_request, body, done) => done(null, new URLSearchParams(body as string)),
-  );
 
   app.get(
     '/api/oauth/providers',
@@ -205,15 +200,28 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
             'Back to redirectTo with ?error=OAUTH_FAILED: the provider cannot be reached.',
             'Location',
           ),
-          ...failures(['VALIDATION_FAILED', 'NOT_FOUND', 'UNAUTHENTICATED', 'REAUTHENTICATION_REQUIRED'], {
-            notes: {
-              VALIDATION_FAILED:
-                '`redirectTo` is not a path on PUBLIC_URL or a URL on an origin of CORS_ORIGINS.',
-              NOT_FOUND: 'No provider has that id.',
-              UNAUTHENTICATED: '`intent=link` without a session.',
-              REAUTHENTICATION_REQUIRED: '`intent=link` with a session signed in over 10 minutes ago.',
+          ...failures(
+            [
+              'VALIDATION_FAILED',
+              'NOT_FOUND',
+              'UNAUTHENTICATED',
+              'FORBIDDEN',
+              'REAUTHENTICATION_REQUIRED',
+              'TOO_MANY_REQUESTS',
+            ],
+            {
+              notes: {
+                VALIDATION_FAILED:
+                  '`redirectTo` is not a path on PUBLIC_URL or a URL on an origin of CORS_ORIGINS.',
+                NOT_FOUND: 'No provider has that id.',
+                UNAUTHENTICATED: '`intent=link` without a session.',
+                FORBIDDEN: '`intent=link` started by another site (Sec-Fetch-Site: cross-site or same-site).',
+                REAUTHENTICATION_REQUIRED: '`intent=link` with a session signed in over 10 minutes ago.',
+                TOO_MANY_REQUESTS:
+                  'Too many sign-ins started from this client address (OAUTH_STARTS_MAX_PER_ADDRESS, 300 per 15 minutes by default).',
+              },
             },
-          }),
+          ),
         },
       },
       config: { noStore: true, notFound: unknownProvider },
@@ -226,6 +234,12 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
       const intent = request.query.intent ?? 'signin';
       let userId: bigint | undefined;
       if (intent === 'link') {
+        // A link starts from Usher's own page: another site must not send a signed-in browser here
+        // to link whatever provider account that browser is signed in to (Sec-Fetch-Site: browsers
+        // send it on every navigation; a client without it is not a browser another site drives).
+        const site = request.headers['sec-fetch-site'];
+        if (site === 'cross-site' || site === 'same-site')
+          throw new AppError('FORBIDDEN', "A link can only be started from this service's own pages.");
         const session = await guard.session(request);
         if (!session) throw new AppError('UNAUTHENTICATED', 'Sign in first: linking needs your session.');
         if (!fresh(session)) throw reauthenticate();
@@ -233,14 +247,14 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
       }
       const binding = oauth.binding(bindingOf(request));
       try {
-        const url = await oauth.start(provider, { redirectTo, intent, userId, binding });
+        const url = await oauth.start(provider, { redirectTo, intent, userId, binding, address: request.ip });
+        // Lax: it comes back with the provider's top-level GET to the callback (Apple's form POST is
+        // turned into one first, below).
         reply.setCookie(BINDING_COOKIE, binding, {
           path: BINDING_PATH,
           httpOnly: true,
-          // Apple's answer is a cross-site POST, which a Lax cookie would not come back with.
-          ...(provider.formPost
-            ? { sameSite: 'none', secure: true }
-            : { sameSite: 'lax', secure: secure(request) }),
+          sameSite: 'lax',
+          secure: secure(request),
           maxAge: STATE_TTL_MS / 1000,
         });
         return reply.redirect(url.href, 302);
@@ -256,7 +270,6 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
     request: FastifyRequest<{ Params: { provider: string } }>,
     reply: FastifyReply,
     response: URLSearchParams,
-    post: boolean,
   ) => {
     const provider = providerOf(request.params.provider);
     const pending = await oauth.takeState(provider, response.get('state'), bindingOf(request));
@@ -265,7 +278,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
         'INVALID_TOKEN',
         'This sign-in is unknown, already used, expired, or was started in another browser: start it again.',
       );
-    reply.setCookie(BINDING_COOKIE, '', { path: BINDING_PATH, httpOnly: true, maxAge: 0 });
+    // The binding stays: another sign-in started in this browser (another tab) still needs it.
     const target = pending.redirectTo;
     try {
       if (pending.intent === 'link') {
@@ -273,10 +286,10 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
         const session = await guard.session(request);
         if (!session || session.userId !== pending.userId)
           throw new OAuthRefusal('OAUTH_FAILED', 'the session that started the link is gone');
-        await oauth.link(provider, response, post, pending, toUser(session.owner));
+        await oauth.link(provider, response, pending, toUser(session.owner));
         return reply.redirect(target, 303);
       }
-      const outcome = await oauth.signIn(provider, response, post, pending, {
+      const outcome = await oauth.signIn(provider, response, pending, {
         address: request.ip,
         userAgent: request.headers['user-agent'],
       });
@@ -301,64 +314,81 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
     }
   };
 
-  const callbackSchema = (post: boolean) => ({
-    summary: post
-      ? "The provider's answer as a form POST (Apple)"
-      : "The provider's answer: the browser comes back here",
-    operationId: post ? 'oauthCallbackPost' : 'oauthCallback',
-    description:
-      "Checks the state and this browser's binding, the `iss` parameter (RFC 9207), the code exchange with the " +
-      'PKCE verifier, and the ID token (signature, iss, aud, exp, nonce); then links by (provider, issuer, ' +
-      'subject) as CONTRACT "Sign in with a provider" says. Success: the session cookie and 303 to redirectTo; ' +
-      'an account with TOTP: 303 to redirectTo#second-factor=<ticket> (POST /api/signin/second-factor). Refusals: ' +
-      '303 to redirectTo?error=<CODE> (OAUTH_FAILED, OAUTH_DENIED, ACCOUNT_EXISTS, IDENTITY_TAKEN, SIGNUP_CLOSED, ' +
-      'SIGNIN_FAILED).',
-    params: ProviderParams,
-    response: {
-      303: noContent('To redirectTo, as the description says.', 'Location', 'Set-Cookie'),
-      ...failures(['INVALID_TOKEN', 'NOT_FOUND'], {
-        notes: {
-          INVALID_TOKEN:
-            'The state is unknown, already used or expired, or this browser did not start the sign-in (no redirect).',
-          NOT_FOUND: 'No provider has that id.',
-        },
-      }),
-    },
-  });
-
   app.get(
     '/api/oauth/:provider/callback',
     {
-      schema: callbackSchema(false),
+      schema: {
+        summary: "The provider's answer: the browser comes back here",
+        operationId: 'oauthCallback',
+        description:
+          "Checks the state and this browser's binding, the `iss` parameter (RFC 9207), the code exchange with " +
+          'the PKCE verifier, and the ID token (signature, iss, aud, exp, nonce); then links by (provider, issuer, ' +
+          'subject) as CONTRACT "Sign in with a provider" says. Success: the session cookie and 303 to redirectTo; ' +
+          'an account with TOTP: 303 to redirectTo#second-factor=<ticket> (POST /api/signin/second-factor). ' +
+          'Refusals: 303 to redirectTo?error=<CODE> (OAUTH_FAILED, OAUTH_DENIED, ACCOUNT_EXISTS, IDENTITY_TAKEN, ' +
+          'SIGNUP_CLOSED, SIGNIN_FAILED).',
+        params: ProviderParams,
+        response: {
+          303: noContent('To redirectTo, as the description says.', 'Location', 'Set-Cookie'),
+          ...failures(['INVALID_TOKEN', 'NOT_FOUND'], {
+            notes: {
+              INVALID_TOKEN:
+                'The state is unknown, already used or expired, or this browser did not start the sign-in (no redirect).',
+              NOT_FOUND: 'No provider has that id.',
+            },
+          }),
+        },
+      },
       config: { noStore: true, notFound: unknownProvider, secretQuery: true },
       onRequest: answers.hooks.watchHangUp,
     },
     async (request, reply) => {
       const query = request.url.indexOf('?');
-      return callback(
-        request,
-        reply,
-        new URLSearchParams(query < 0 ? '' : request.url.slice(query + 1)),
-        false,
-      );
+      return callback(request, reply, new URLSearchParams(query < 0 ? '' : request.url.slice(query + 1)));
     },
   );
 
-  app.post(
-    '/api/oauth/:provider/callback',
-    {
-      schema: callbackSchema(true),
-      config: { noStore: true, notFound: unknownProvider, secretQuery: true },
-      onRequest: answers.hooks.watchHangUp,
-    },
-    async (request, reply) =>
-      callback(
-        request,
-        reply,
-        request.body instanceof URLSearchParams ? request.body : new URLSearchParams(),
-        true,
-      ),
-  );
+  // Apple answers with a cross-site form POST (response_mode=form_post), which no SameSite=Lax
+  // cookie comes back with: neither the binding nor the session of a link. It is turned into the
+  // same-origin GET above, a top-level navigation that carries both. Only the answer's own fields
+  // go on (not Apple's ID token or its `user`: the code brings the ID token again).
+  await app.register(async (form) => {
+    form.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: FORM_LIMIT },
+      (_request, body, done) => done(null, new URLSearchParams(body as string)),
+    );
+    form.post(
+      '/api/oauth/:provider/callback',
+      {
+        schema: {
+          summary: "The provider's answer as a form POST (Apple): 303 to the GET callback",
+          operationId: 'oauthCallbackPost',
+          description:
+            "For providers that answer with response_mode=form_post (Apple): the answer's code, state, iss and " +
+            'error go on to GET /api/oauth/{provider}/callback, where they are checked.',
+          params: ProviderParams,
+          response: {
+            303: noContent('To GET /api/oauth/{provider}/callback with the answer.', 'Location'),
+            ...failures(['NOT_FOUND', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'], {
+              notes: { NOT_FOUND: 'No provider has that id.' },
+            }),
+          },
+        },
+        config: { noStore: true, notFound: unknownProvider },
+      },
+      async (request, reply) => {
+        const provider = providerOf((request.params as { provider: string }).provider);
+        const body = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+        const answer = new URLSearchParams();
+        for (const field of ['code', 'state', 'iss', 'error', 'error_description']) {
+          const value = body.get(field);
+          if (value !== null) answer.set(field, value);
+        }
+        return reply.redirect(`${provider.redirectUri}?${answer}`, 303);
+      },
+    );
+  });
 
   app.post(
     '/api/sessions/oauth',
@@ -402,7 +432,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
     },
     async (request, reply) => {
       const provider = oauth.providers.get(request.body.provider);
-      if (!provider || provider.settings.kind !== 'oidc')
+      if (provider?.settings.kind !== 'oidc')
         throw new AppError('SIGNIN_FAILED', 'provider: no OpenID Connect provider has that id', 400);
       try {
         const outcome = await oauth.nativeSignIn(
@@ -419,7 +449,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
           { provider: provider.id, code: error.code, reason: error.reason },
           'provider sign-in refused',
         );
-        throw new RefusalError(error.code);
+        throw new RefusalError(error.code === 'OAUTH_DENIED' ? 'OAUTH_FAILED' : error.code);
       }
     },
   );
@@ -487,10 +517,10 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
   );
 };
 
-/** A refusal of the native route: its code and message, 409, in both profiles. */
+/** A refusal of the native route: its code and message, 409, in both profiles (never OAUTH_DENIED: no person there). */
 class RefusalError extends AppError {
-  constructor(code: OAuthRefusal['code']) {
-    super(code === 'OAUTH_DENIED' ? 'OAUTH_FAILED' : code, REFUSAL_MESSAGES[code], 409);
+  constructor(code: Exclude<OAuthRefusal['code'], 'OAUTH_DENIED'>) {
+    super(code, REFUSAL_MESSAGES[code], 409);
   }
 }
 

@@ -4,7 +4,6 @@
 // sign-in under way, and which account an identity is, by (provider, issuer, subject), never by
 // email alone (CONTRACT "Sign in with a provider").
 import { createHash, randomBytes } from 'node:crypto';
-import * as oidc from 'openid-client';
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
@@ -21,11 +20,13 @@ import {
   IdentityTakenError,
 } from './identity-repository.ts';
 import {
+  newChecks,
   type Provider,
   ProviderDenied,
   type ProviderProfile,
   type Providers,
   reasonOf,
+  TokenRejected,
 } from './providers.ts';
 import type { OAuthStatesRepository, PendingSignin } from './state-repository.ts';
 
@@ -74,6 +75,8 @@ export interface OAuthServiceDeps {
   factorOf(userId: bigint): Promise<TotpFactor | undefined>;
   /** OAUTH_SIGNUP. */
   signup: boolean;
+  /** Starts per client address (each stores a state). */
+  startLimit: { take(address: string): Promise<void> };
   now: () => number;
 }
 
@@ -103,13 +106,16 @@ export class OAuthService {
    */
   async start(
     provider: Provider,
-    request: { redirectTo: string; intent: 'signin' | 'link'; userId: bigint | undefined; binding: string },
+    request: {
+      redirectTo: string;
+      intent: 'signin' | 'link';
+      userId: bigint | undefined;
+      binding: string;
+      address: string;
+    },
   ): Promise<URL> {
-    const checks = {
-      state: randomToken(),
-      nonce: randomToken(),
-      codeVerifier: oidc.randomPKCECodeVerifier(),
-    };
+    await this.#d.startLimit.take(request.address);
+    const checks = newChecks();
     const url = await provider.authorizationUrl(checks).catch((error: unknown) => {
       throw new OAuthRefusal('OAUTH_FAILED', reasonOf(error));
     });
@@ -150,12 +156,12 @@ export class OAuthService {
   async #profile(
     provider: Provider,
     response: URLSearchParams,
-    post: boolean,
-    state: string,
     pending: PendingSignin,
   ): Promise<ProviderProfile> {
+    // The state was taken by this very value (takeState), so the library's own comparison holds.
+    const state = response.get('state')!;
     try {
-      return await provider.callback(response, post, {
+      return await provider.callback(response, {
         state,
         nonce: pending.nonce,
         codeVerifier: pending.codeVerifier,
@@ -174,22 +180,17 @@ export class OAuthService {
   signIn(
     provider: Provider,
     response: URLSearchParams,
-    post: boolean,
     pending: PendingSignin,
     client: SigninClient,
   ): Promise<SigninOutcome> {
-    const state = response.get('state')!;
     return this.#d.core.run(
       {
         name: 'oauth',
         throttle: { address: true },
         prove: async () => {
-          const profile = await this.#profile(provider, response, post, state, pending);
-          return {
-            ok: true,
-            user: await this.#accountFor(provider, profile),
-            secondFactor: { by: 'ticket' },
-          };
+          const profile = await this.#profile(provider, response, pending);
+          const { user, proven } = await this.#accountFor(provider, profile);
+          return { ok: true, user, secondFactor: { by: 'ticket' }, needsVerifiedEmail: !proven };
         },
       },
       client,
@@ -200,11 +201,10 @@ export class OAuthService {
   async link(
     provider: Provider,
     response: URLSearchParams,
-    post: boolean,
     pending: PendingSignin,
     user: User,
   ): Promise<void> {
-    const profile = await this.#profile(provider, response, post, response.get('state')!, pending);
+    const profile = await this.#profile(provider, response, pending);
     const key = this.#key(provider, profile);
     const linked = await this.#d.identities.find(key);
     if (linked) {
@@ -213,7 +213,8 @@ export class OAuthService {
       return;
     }
     try {
-      await this.#linkTo(provider, profile, key, user);
+      // The owner links it from a signed-in session: proven, whatever the provider says of the email.
+      await this.#linkTo(provider, profile, key, user, true);
     } catch (error) {
       if (error instanceof IdentityTakenError) {
         // Linked meanwhile: to this account is done, to another is taken.
@@ -247,9 +248,14 @@ export class OAuthService {
             if (unreachable(error)) throw new OAuthRefusal('OAUTH_FAILED', reasonOf(error));
             return { ok: false };
           }
-          const user = await this.#accountFor(provider, profile);
+          const { user, proven } = await this.#accountFor(provider, profile);
           const totp = await this.#d.factorOf(user.id);
-          return { ok: true, user, secondFactor: { by: 'code', code: token.code, totp } };
+          return {
+            ok: true,
+            user,
+            secondFactor: { by: 'code', code: token.code, totp },
+            needsVerifiedEmail: !proven,
+          };
         },
       },
       client,
@@ -268,36 +274,40 @@ export class OAuthService {
    * without a password, unless sign-up is closed. A race with another callback for the same
    * identity or email is decided by the unique indexes, and looked at once more.
    */
-  async #accountFor(provider: Provider, profile: ProviderProfile, retried = false): Promise<User> {
+  async #accountFor(
+    provider: Provider,
+    profile: ProviderProfile,
+    retried = false,
+  ): Promise<{ user: User; proven: boolean }> {
     const key = this.#key(provider, profile);
     const linked = await this.#d.identities.find(key);
     if (linked) {
       const user = await this.#d.users.findById(linked.userId);
       if (!user) throw new OAuthRefusal('OAUTH_FAILED', 'the account was deleted meanwhile');
-      if (profile.email !== undefined && profile.email !== linked.email)
-        await this.#d.identities.updateEmail(linked.id, profile.email);
-      return user;
+      const shown = acceptedEmail(profile.email);
+      if (shown !== undefined && shown !== linked.email)
+        await this.#d.identities.updateEmail(linked.id, shown);
+      return { user, proven: linked.proven };
     }
     if (profile.email === undefined) throw new OAuthRefusal('OAUTH_FAILED', 'the provider shares no email');
-    let email: string;
-    try {
-      email = checkEmail(profile.email);
-    } catch {
+    const email = acceptedEmail(profile.email);
+    if (email === undefined)
       throw new OAuthRefusal('OAUTH_FAILED', 'the provider gave an email Usher does not accept');
-    }
     try {
       const existing = await this.#d.users.findByEmailKey(emailKey(email));
       if (existing) {
         if (!profile.emailVerified || !existing.emailVerified)
           throw new OAuthRefusal('ACCOUNT_EXISTS', 'the email is not verified on both sides', existing.id);
-        await this.#linkTo(provider, { ...profile, email }, key, existing);
+        await this.#linkTo(provider, { ...profile, email }, key, existing, true);
         this.#d.mail.wake();
-        return existing;
+        return { user: existing, proven: true };
       }
       if (!this.#d.signup) throw new OAuthRefusal('SIGNUP_CLOSED', 'OAUTH_SIGNUP is false');
-      const created = await this.#create(provider, { ...profile, email }, key);
+      const created = await this.#create({ ...profile, email }, key);
       this.#d.mail.wake();
-      return created;
+      // An email its provider did not verify may be anyone's: the identity signs in once the
+      // mailbox is proven, and a password reset unlinks it (decision 195).
+      return { user: created, proven: profile.emailVerified };
     } catch (error) {
       if (!retried && (error instanceof IdentityTakenError || error instanceof EmailTakenError))
         return this.#accountFor(provider, profile, true);
@@ -308,13 +318,20 @@ export class OAuthService {
   }
 
   /** The identity linked and its notice recorded, together. */
-  #linkTo(provider: Provider, profile: ProviderProfile, key: IdentityKey, user: User): Promise<Identity> {
+  #linkTo(
+    provider: Provider,
+    profile: ProviderProfile,
+    key: IdentityKey,
+    user: User,
+    proven: boolean,
+  ): Promise<Identity> {
     return this.#d.transaction(async (repos) => {
       const identity = await repos.identities.insert({
         ...key,
-        id: randomBytes(16).toString('hex'),
+        id: newIdentityId(),
         userId: user.id,
-        email: profile.email ?? user.email,
+        email: acceptedEmail(profile.email) ?? user.email,
+        proven,
         now: new Date(this.#d.now()),
       });
       await this.#d.accountMail.identityLinked(repos, user, provider.settings.name);
@@ -323,7 +340,7 @@ export class OAuthService {
   }
 
   /** A new account for the identity: no password, the email verified as the provider says. */
-  #create(provider: Provider, profile: ProviderProfile & { email: string }, key: IdentityKey): Promise<User> {
+  #create(profile: ProviderProfile & { email: string }, key: IdentityKey): Promise<User> {
     const name = nameFrom(profile);
     return this.#d.transaction(async (repos) => {
       let user = await repos.users.insert({ email: profile.email, emailKey: emailKey(profile.email), name });
@@ -333,9 +350,10 @@ export class OAuthService {
       } else await this.#d.accountMail.verification(repos, user);
       await repos.identities.insert({
         ...key,
-        id: randomBytes(16).toString('hex'),
+        id: newIdentityId(),
         userId: user.id,
         email: profile.email,
+        proven: profile.emailVerified,
         now: new Date(this.#d.now()),
       });
       return user;
@@ -379,8 +397,11 @@ export class OAuthService {
 /** Thrown to roll the unlink back. */
 const LAST_METHOD = Symbol('last sign-in method');
 
-/** jose's verdicts on the provider's side (its keys), not on the token. */
-const PROVIDER_FAULTS = new Set(['ERR_JWKS_TIMEOUT', 'ERR_JWKS_INVALID', 'ERR_JOSE_NOT_SUPPORTED']);
+/**
+ * jose's verdicts on the provider's side: its keys did not arrive in time, or not as a key set
+ * (ERR_JOSE_GENERIC is its answer to a key endpoint that fails or answers something else).
+ */
+const PROVIDER_FAULTS = new Set(['ERR_JWKS_TIMEOUT', 'ERR_JWKS_INVALID', 'ERR_JOSE_GENERIC']);
 
 /**
  * The provider could not be asked (discovery or its keys failed): not the token's fault. Every
@@ -391,7 +412,19 @@ function unreachable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && (code.startsWith('ERR_JW') || code.startsWith('ERR_JOSE')))
     return PROVIDER_FAULTS.has(code);
-  return !(error instanceof Error && error.name === 'ProviderError');
+  return !(error instanceof TokenRejected);
+}
+
+const newIdentityId = () => randomBytes(16).toString('hex');
+
+/** The provider's email as Usher stores addresses, or undefined when it is not one Usher accepts. */
+function acceptedEmail(email: string | undefined): string | undefined {
+  if (email === undefined) return undefined;
+  try {
+    return checkEmail(email);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The account's name from the claims, kept to the registration rules; the email's local part otherwise. */

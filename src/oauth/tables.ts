@@ -30,6 +30,13 @@ export interface IdentitiesTable {
   subject: string;
   /** The email the provider last gave for it (shown on the account page; never a key). */
   email: string;
+  /**
+   * 1 when the account's owner is known to have linked it: through a signed-in session, or by an
+   * email both the provider and the account had verified. 0 when it made its account with an
+   * email its provider did not verify: it signs in only once the mailbox is proven, and a password
+   * reset (the mailbox's owner taking the account) unlinks it.
+   */
+  proven: ColumnType<number, number, number>;
   created_at: ColumnType<Date, string, never>;
 }
 

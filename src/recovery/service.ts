@@ -2,6 +2,7 @@ import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail } from '../mail/account-mail.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
 import type { MailService } from '../mail/service.ts';
+import type { IdentitiesRepository } from '../oauth/identity-repository.ts';
 import { checkPassword } from '../passwords/policy.ts';
 import type { PasswordRepositories, PasswordService } from '../passwords/service.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
@@ -22,6 +23,8 @@ export interface RecoveryRepositories extends PasswordRepositories {
   outbox: OutboxRepository;
   requests: ResetRequestsRepository;
   totp: TotpRepository;
+  /** A reset unlinks the account's unproven provider identities. */
+  identities: Pick<IdentitiesRepository, 'deleteUnproven'>;
 }
 
 export interface RecoveryPolicy {
@@ -171,6 +174,9 @@ export class RecoveryService {
       await repos.users.markEmailVerified(user.id, now);
       await repos.sessions.deleteForUser(user.id);
       await repos.tokens.voidAll(user.id, 'password-reset', now);
+      // The mailbox's owner takes the account: a provider identity that made it with an email its
+      // provider did not verify may be someone else's, and goes (decision 195).
+      await repos.identities.deleteUnproven(user.id);
       // Whoever was guessing codes with the old password has it no more.
       await repos.totp.clearFailures(user.id);
       // The link reached the address: it is proven now, as the row just marked.

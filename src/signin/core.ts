@@ -79,6 +79,11 @@ export type Proof =
       fence?: { passwordHash: string } | undefined;
       /** Runs once the session is granted (a password hash upgraded). */
       granted?: (() => Promise<void>) | undefined;
+      /**
+       * The proof counts only for an account whose email is verified, as if REQUIRE_VERIFIED_EMAIL
+       * were on (a provider identity that made its account with an email the provider did not verify).
+       */
+      needsVerifiedEmail?: boolean | undefined;
     }
   /** Not proven: a counted failure. `userId` when the method knows whose account was tried. */
   | { ok: false; userId?: bigint | undefined };
@@ -196,7 +201,7 @@ export class SigninCore {
     remembers: boolean,
   ): Promise<SigninOutcome> {
     const { user } = proof;
-    if (this.#d.requireVerifiedEmail && !user.emailVerified) {
+    if ((this.#d.requireVerifiedEmail || proof.needsVerifiedEmail) && !user.emailVerified) {
       // The method succeeded, so the attempt is not held against the account; only the session waits.
       await attempt.succeeded();
       return { ok: false, reason: 'unverified', userId: user.id };

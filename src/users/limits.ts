@@ -249,3 +249,36 @@ export class PasskeyOptionsLimits {
     return this.#window.purge(['passkey-options']);
   }
 }
+
+/**
+ * Provider sign-ins started, per client address: each start stores its state for 10 minutes (and,
+ * while a provider is down, asks it again), so without a limit one client could fill the table.
+ */
+export class OAuthStartLimits {
+  readonly #policy: PasskeyOptionsPolicy;
+  readonly #window: WindowLimits;
+
+  constructor({
+    policy,
+    events,
+    now,
+  }: { policy: PasskeyOptionsPolicy; events: LimitEventsRepository; now: () => number }) {
+    this.#policy = policy;
+    this.#window = new WindowLimits({ events, windowMs: policy.windowMs, now });
+  }
+
+  async take(address: string): Promise<void> {
+    const verdict = await this.#window.take([
+      { scope: 'oauth-start', subject: addressKey(address), limit: this.#policy.perAddress },
+    ]);
+    if ('retryAfterSeconds' in verdict)
+      throw tooMany(
+        'Too many provider sign-ins started from this address; try again later.',
+        verdict.retryAfterSeconds,
+      );
+  }
+
+  purge(): Promise<void> {
+    return this.#window.purge(['oauth-start']);
+  }
+}

@@ -10,9 +10,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Profile } from '../../src/config.ts';
 import { newUser, register, startApp } from '../helpers/app.ts';
-import { mailTo, metric, waitForMails } from '../helpers/mail.ts';
+import { mailTo, metric, SUBJECTS, waitForMails } from '../helpers/mail.ts';
 import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.ts';
-import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { linkToken, startSmtp, type TestSmtp } from '../helpers/smtp.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { STEP_MS, totpAt, wrongCodeAt } from '../helpers/totp.ts';
 import {
@@ -229,16 +229,59 @@ describeEachStore('Sign in with a provider (HTTP)', (store) => {
     });
   }
 
-  test('a new identity whose provider email is not verified makes an account with emailVerified false', async () => {
+  test('a new identity whose provider email is not verified makes an account with emailVerified false, which it signs in to only once the mailbox is proven', async () => {
     const usher = apps.b;
     const person = providerPerson(provider, { email_verified: false });
+    const before = await userCount();
+    // The account is made (CONTRACT: emailVerified as the provider says), but an email its provider
+    // did not verify may be anyone's: no session until the mailbox is proven (decision 195).
+    await assertRefused(
+      usher,
+      await new Browser().flow(usher, provider, { login: person.login }),
+      'SIGNIN_FAILED',
+    );
+    assert.equal(await userCount(), before + 1, 'the account is made');
+    const [mail] = await waitForMails(smtp, person.email!, SUBJECTS.verify);
+    const verified = await usher.t.post('/api/email/verify', { token: linkToken(mail!, '/verify-email') });
+    assert.equal(verified.statusCode, 204, verified.body);
     const token = await assertSignedIn(
       usher,
       await new Browser().flow(usher, provider, { login: person.login }),
     );
     const user = await sessionUser(usher, token);
     assert.equal(user.email, person.email);
-    assert.equal((await shown(user.id)).emailVerified, false);
+    assert.equal((await shown(user.id)).emailVerified, true);
+  });
+
+  test('pre-account takeover through a provider that does not verify emails: the mailbox owner’s password reset unlinks the identity, which then cannot sign in', async () => {
+    const usher = apps.b;
+    // The attacker's provider account claims the victim's address, unverified (as Entra ID allows).
+    const attacker = providerPerson(provider, { email_verified: false });
+    await assertRefused(
+      usher,
+      await new Browser().flow(usher, provider, { login: attacker.login }),
+      'SIGNIN_FAILED',
+    );
+    // The victim finds the address taken, and takes the account through the mailbox.
+    assert.equal((await usher.t.post('/api/password/forgot', { email: attacker.email })).statusCode, 202);
+    const [reset] = await waitForMails(smtp, attacker.email!, SUBJECTS.reset);
+    const res = await usher.t.post('/api/password/reset', {
+      token: linkToken(reset!, '/reset-password'),
+      password: 'the victim’s own passphrase',
+    });
+    assert.equal(res.statusCode, 204, res.body);
+    // The attacker's identity is gone: its next sign-in is a new identity whose email an account
+    // (now verified) holds, not verified by its provider: ACCOUNT_EXISTS, no session.
+    await assertRefused(
+      usher,
+      await new Browser().flow(usher, provider, { login: attacker.login }),
+      'ACCOUNT_EXISTS',
+    );
+    const victim = await new Browser().passwordSignIn(usher, {
+      email: attacker.email!,
+      password: 'the victim’s own passphrase',
+    });
+    assert.deepEqual((await account(usher.t, victim)).identities, [], 'no identity left on the account');
   });
 
   for (const profile of PROFILES) {

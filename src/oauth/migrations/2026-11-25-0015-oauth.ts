@@ -35,6 +35,7 @@ export function createOAuth(dialect: Dialect): Migration {
         .addColumn('issuer', 'text', (col) => col.notNull())
         .addColumn('subject', 'text', (col) => col.notNull())
         .addColumn('email', 'text', (col) => col.notNull())
+        .addColumn('proven', 'integer', (col) => col.notNull())
         .addColumn('created_at', dialect === 'postgres' ? 'timestamptz' : 'text', (col) => col.notNull())
         .addUniqueConstraint('identities_key', ['provider', 'issuer', 'subject'])
         .execute();

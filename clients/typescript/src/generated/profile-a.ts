@@ -436,8 +436,8 @@ export interface paths {
         get: operations["oauthCallback"];
         put?: never;
         /**
-         * The provider's answer as a form POST (Apple)
-         * @description Checks the state and this browser's binding, the `iss` parameter (RFC 9207), the code exchange with the PKCE verifier, and the ID token (signature, iss, aud, exp, nonce); then links by (provider, issuer, subject) as CONTRACT "Sign in with a provider" says. Success: the session cookie and 303 to redirectTo; an account with TOTP: 303 to redirectTo#second-factor=<ticket> (POST /api/signin/second-factor). Refusals: 303 to redirectTo?error=<CODE> (OAUTH_FAILED, OAUTH_DENIED, ACCOUNT_EXISTS, IDENTITY_TAKEN, SIGNUP_CLOSED, SIGNIN_FAILED).
+         * The provider's answer as a form POST (Apple): 303 to the GET callback
+         * @description For providers that answer with response_mode=form_post (Apple): the answer's code, state, iss and error go on to GET /api/oauth/{provider}/callback, where they are checked.
          */
         post: operations["oauthCallbackPost"];
         delete?: never;
@@ -3258,6 +3258,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
+            /** @description `FORBIDDEN`: `intent=link` started by another site (Sec-Fetch-Site: cross-site or same-site). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
             /** @description `NOT_FOUND`: No provider has that id. */
             404: {
                 headers: {
@@ -3265,6 +3274,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `TOO_MANY_REQUESTS`: Too many sign-ins started from this client address (OAUTH_STARTS_MAX_PER_ADDRESS, 300 per 15 minutes by default). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
             /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
@@ -3368,22 +3388,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description To redirectTo, as the description says. */
+            /** @description To GET /api/oauth/{provider}/callback with the answer. */
             303: {
                 headers: {
                     /** @description The path of what was created. */
                     Location?: string;
-                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
-                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /**
-             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
-             *
-             *     `INVALID_TOKEN`: The state is unknown, already used or expired, or this browser did not start the sign-in (no redirect).
-             */
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3399,6 +3413,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
                 };
             };
             /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */

@@ -40,12 +40,7 @@ import { AccountTokensRepository } from './tokens/repository.ts';
 import { TotpRepository } from './totp/repository.ts';
 import { keySource } from './totp/sealing.ts';
 import { TotpService } from './totp/service.ts';
-import {
-  EmailChangeLimits,
-  OAuthStartLimits,
-  PasskeyOptionsLimits,
-  RegistrationLimits,
-} from './users/limits.ts';
+import { AddressLimits, EmailChangeLimits, RegistrationLimits } from './users/limits.ts';
 import { LimitEventsRepository } from './users/limits-repository.ts';
 import { Reauthentication } from './users/reauth.ts';
 import { UsersRepository } from './users/repository.ts';
@@ -70,8 +65,8 @@ export interface Services {
   limits: {
     registration: RegistrationLimits;
     emailChange: EmailChangeLimits;
-    passkeyOptions: PasskeyOptionsLimits;
-    oauthStart: OAuthStartLimits;
+    passkeyOptions: AddressLimits;
+    oauthStart: AddressLimits;
   };
   /** Notified when mail was recorded: the delivery loop (mail/feature.ts) listens. */
   mailDue: Signal;
@@ -122,8 +117,20 @@ export function createServices(config: Config, database: Database, options: Serv
   const usersLimits = {
     registration: new RegistrationLimits({ policy: config.registration, events: repos.limits, now }),
     emailChange: new EmailChangeLimits({ policy: config.emailChange, events: repos.limits, now }),
-    passkeyOptions: new PasskeyOptionsLimits({ policy: config.passkeyOptions, events: repos.limits, now }),
-    oauthStart: new OAuthStartLimits({ policy: config.oauth.starts, events: repos.limits, now }),
+    passkeyOptions: new AddressLimits({
+      policy: config.passkeyOptions,
+      events: repos.limits,
+      now,
+      scope: 'passkey-options',
+      message: 'Too many passkey sign-in options asked from this address; try again later.',
+    }),
+    oauthStart: new AddressLimits({
+      policy: config.oauth.starts,
+      events: repos.limits,
+      now,
+      scope: 'oauth-start',
+      message: 'Too many provider sign-ins started from this address; try again later.',
+    }),
   };
   const sessions = new SessionService({ sessions: repos.sessions, policy: config.session, now });
   const throttle = new SigninThrottle({

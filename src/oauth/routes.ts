@@ -300,7 +300,8 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
     } catch (error) {
       if (error instanceof OAuthRefusal) {
         request.signinUserId = error.userId ?? null;
-        answers.record(request, error.code === 'OAUTH_FAILED' || error.code === 'OAUTH_DENIED' ? 400 : 401);
+        // A link is no sign-in: only sign-ins are counted and audited as such.
+        if (pending.intent === 'signin') answers.record(request, refusalStatus(error.code));
         request.log.info(
           { provider: provider.id, code: error.code, reason: error.reason },
           'provider sign-in refused',
@@ -444,7 +445,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
       } catch (error) {
         if (!(error instanceof OAuthRefusal)) throw error;
         request.signinUserId = error.userId ?? null;
-        answers.record(request, 409);
+        answers.record(request, refusalStatus(error.code));
         request.log.info(
           { provider: provider.id, code: error.code, reason: error.reason },
           'provider sign-in refused',
@@ -523,6 +524,13 @@ class RefusalError extends AppError {
     super(code, REFUSAL_MESSAGES[code], 409);
   }
 }
+
+/**
+ * The status a refusal is audited as (decision 187): the provider failed or the person cancelled,
+ * `invalid`; the account rules refused, `failure`.
+ */
+const refusalStatus = (code: OAuthRefusal['code']) =>
+  code === 'OAUTH_FAILED' || code === 'OAUTH_DENIED' ? 400 : 401;
 
 function withError(target: string, code: string): string {
   const url = new URL(target);

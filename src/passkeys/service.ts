@@ -12,7 +12,7 @@ import type { MailService } from '../mail/service.ts';
 import type { ActiveSession, Clock } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Proof, SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
-import type { PasskeyOptionsLimits } from '../users/limits.ts';
+import type { AddressLimits } from '../users/limits.ts';
 import { FRESH_SIGNIN_MS, type Reauthentication } from '../users/reauth.ts';
 import { toUser, type UsersRepository } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
@@ -94,7 +94,7 @@ export class PasskeyService {
   readonly #rp: RelyingParty;
   readonly #core: SigninCore;
   readonly #now: Clock;
-  readonly #optionsLimit: Pick<PasskeyOptionsLimits, 'take'>;
+  readonly #optionsLimit: Pick<AddressLimits, 'take'>;
   readonly #accountMail: AccountMail;
   readonly #mail: Pick<MailService, 'wake'>;
   readonly #reauth: Reauthentication;
@@ -110,7 +110,7 @@ export class PasskeyService {
     transaction: InTransaction<PasskeyTransactionRepositories>;
     relyingParty: RelyingParty;
     /** The per-address limit on sign-in options (users/limits.ts). */
-    optionsLimit: Pick<PasskeyOptionsLimits, 'take'>;
+    optionsLimit: Pick<AddressLimits, 'take'>;
     now: Clock;
   }) {
     this.#optionsLimit = options.optionsLimit;

@@ -218,67 +218,43 @@ export interface PasskeyOptionsPolicy {
 }
 
 /**
- * Asks for passkey sign-in options, per client address: each ask stores a challenge row until it
- * expires, so without a limit one client could fill the table (issue 26).
+ * Asks per client address that each store a row until it expires (passkey sign-in options, provider
+ * sign-ins started): without a limit one client could fill the table.
  */
-export class PasskeyOptionsLimits {
+export class AddressLimits {
   readonly #policy: PasskeyOptionsPolicy;
   readonly #window: WindowLimits;
+  readonly #scope: LimitScope;
+  readonly #message: string;
 
   constructor({
     policy,
     events,
     now,
-  }: { policy: PasskeyOptionsPolicy; events: LimitEventsRepository; now: () => number }) {
+    scope,
+    message,
+  }: {
+    policy: PasskeyOptionsPolicy;
+    events: LimitEventsRepository;
+    now: () => number;
+    scope: LimitScope;
+    /** The 429's message: what was asked too often. */
+    message: string;
+  }) {
     this.#policy = policy;
     this.#window = new WindowLimits({ events, windowMs: policy.windowMs, now });
+    this.#scope = scope;
+    this.#message = message;
   }
 
   async take(address: string): Promise<void> {
     const verdict = await this.#window.take([
-      { scope: 'passkey-options', subject: addressKey(address), limit: this.#policy.perAddress },
+      { scope: this.#scope, subject: addressKey(address), limit: this.#policy.perAddress },
     ]);
-    if ('retryAfterSeconds' in verdict)
-      throw tooMany(
-        'Too many passkey sign-in options asked from this address; try again later.',
-        verdict.retryAfterSeconds,
-      );
+    if ('retryAfterSeconds' in verdict) throw tooMany(this.#message, verdict.retryAfterSeconds);
   }
 
   purge(): Promise<void> {
-    return this.#window.purge(['passkey-options']);
-  }
-}
-
-/**
- * Provider sign-ins started, per client address: each start stores its state for 10 minutes (and,
- * while a provider is down, asks it again), so without a limit one client could fill the table.
- */
-export class OAuthStartLimits {
-  readonly #policy: PasskeyOptionsPolicy;
-  readonly #window: WindowLimits;
-
-  constructor({
-    policy,
-    events,
-    now,
-  }: { policy: PasskeyOptionsPolicy; events: LimitEventsRepository; now: () => number }) {
-    this.#policy = policy;
-    this.#window = new WindowLimits({ events, windowMs: policy.windowMs, now });
-  }
-
-  async take(address: string): Promise<void> {
-    const verdict = await this.#window.take([
-      { scope: 'oauth-start', subject: addressKey(address), limit: this.#policy.perAddress },
-    ]);
-    if ('retryAfterSeconds' in verdict)
-      throw tooMany(
-        'Too many provider sign-ins started from this address; try again later.',
-        verdict.retryAfterSeconds,
-      );
-  }
-
-  purge(): Promise<void> {
-    return this.#window.purge(['oauth-start']);
+    return this.#window.purge([this.#scope]);
   }
 }

@@ -107,7 +107,12 @@ export class IdentitiesRepository {
    * the account's row (so two unlinks run one after the other) and its password and passkey rows
    * (so a passkey removed at the same moment is either counted gone or waits for this commit).
    */
-  async otherMethods(userId: bigint, exceptId: string): Promise<OtherMethods | undefined> {
+  async otherMethods(
+    userId: bigint,
+    exceptId: string,
+    /** The providers configured now: an identity of one no longer configured cannot sign in. */
+    providers: readonly string[],
+  ): Promise<OtherMethods | undefined> {
     let owner = this.#db.selectFrom('users').select('id').where('id', '=', userId);
     if (this.#rowLocks) owner = owner.forUpdate();
     if (!(await owner.executeTakeFirst())) return undefined;
@@ -120,12 +125,16 @@ export class IdentitiesRepository {
       password = password.forShare();
       passkeys = passkeys.forShare();
     }
-    const others = await this.#db
-      .selectFrom('identities')
-      .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
-      .where('user_id', '=', userId)
-      .where('id', '<>', exceptId)
-      .executeTakeFirstOrThrow();
+    const others =
+      providers.length === 0
+        ? { n: 0 }
+        : await this.#db
+            .selectFrom('identities')
+            .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+            .where('user_id', '=', userId)
+            .where('id', '<>', exceptId)
+            .where('provider', 'in', providers)
+            .executeTakeFirstOrThrow();
     return {
       password: (await password.execute()).length > 0,
       passkeys: (await passkeys.execute()).length,

@@ -372,7 +372,8 @@ export class OAuthService {
   async unlink(user: User, id: string): Promise<'unlinked' | 'not-found' | 'last-method'> {
     const result = await this.#d
       .transaction(async (repos) => {
-        const others = await repos.identities.otherMethods(user.id, id);
+        const configured = this.#d.providers.list().map((p) => p.id);
+        const others = await repos.identities.otherMethods(user.id, id, configured);
         if (!others) return 'not-found' as const;
         const removed = await repos.identities.delete(user.id, id);
         if (!removed) return 'not-found' as const;

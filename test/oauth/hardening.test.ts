@@ -177,6 +177,66 @@ describeEachStore('Provider sign-in: hardening', (store) => {
   });
 });
 
+describeEachStore('Unlinking: identities of a provider no longer configured', (store) => {
+  let provider: TestOidcProvider;
+  before(async () => {
+    provider = await startOidcProvider();
+  });
+  after(() => provider?.close());
+
+  test('an identity of a provider taken out of OAUTH_PROVIDERS cannot sign in, so it does not count: unlinking the last configured one is 409 LAST_SIGNIN_METHOD', async () => {
+    const other = {
+      OAUTH_PROVIDERS: `${PROVIDER},other`,
+      OAUTH_OTHER_CLIENT_ID: CLIENT_ID,
+      OAUTH_OTHER_CLIENT_SECRET: 'other-secret',
+      OAUTH_OTHER_ISSUER: provider.issuer,
+    };
+    const settings = {
+      publicUrl: 'http://127.0.0.1:9',
+      throttle: { ...NO_THROTTLE },
+      encryptionKey: ENCRYPTION_KEY,
+    };
+    const both = await startApp(store, 'b', { ...settings, oauth: oauthSettings(provider.issuer, other) });
+    const one = await startApp(store, 'b', { ...settings, oauth: oauthSettings(provider.issuer) });
+    try {
+      const person = providerPerson(provider);
+      const idToken = await provider.signIdToken({
+        sub: person.sub,
+        aud: CLIENT_ID,
+        email: person.email,
+        email_verified: true,
+      });
+      // The account is made through one provider and linked through the other (verified both sides).
+      for (const id of [PROVIDER, 'other']) {
+        const res = await both.post('/api/sessions/oauth', { provider: id, idToken });
+        assert.equal(res.statusCode, 201, res.body);
+      }
+      const session = (await one.post('/api/sessions/oauth', { provider: PROVIDER, idToken })).json().token;
+      const auth = { authorization: `Bearer ${session}` };
+      const identities = (await one.inject({ method: 'GET', url: '/api/identities', headers: auth })).json();
+      assert.deepEqual(identities.map((i: { provider: string }) => i.provider).sort(), ['other', PROVIDER]);
+      const mine = identities.find((i: { provider: string }) => i.provider === PROVIDER);
+      const refused = await one.inject({
+        method: 'DELETE',
+        url: `/api/identities/${mine.id}`,
+        headers: auth,
+      });
+      assert.equal(refused.statusCode, 409, refused.body);
+      assert.equal(refused.json().error, 'LAST_SIGNIN_METHOD');
+      // Where `other` is still configured, it is a way in: the unlink goes through.
+      const allowed = await both.inject({
+        method: 'DELETE',
+        url: `/api/identities/${mine.id}`,
+        headers: auth,
+      });
+      assert.equal(allowed.statusCode, 204, allowed.body);
+    } finally {
+      await both.close();
+      await one.close();
+    }
+  });
+});
+
 describeEachStore('Native sign-in: tokens jose cannot process', (store) => {
   let provider: TestOidcProvider;
   let t: TestApp;

@@ -595,7 +595,7 @@ function landingProblem(code, name, linking) {
     case 'SIGNUP_CLOSED':
       return `No account is linked to this ${name} account, and new accounts cannot be made with it. If you have an account, sign in with your password, then link ${name} below.`;
     case 'SIGNIN_FAILED':
-      return 'This account cannot sign in now: it may be disabled, its email may need verifying, or there were too many attempts. Try again later.';
+      return 'This account cannot sign in now. If we mailed you a link to confirm your email address, follow it first; otherwise there were too many attempts: try again later.';
     default:
       return linking
         ? `Linking ${name} did not work. Try again.`

@@ -32,10 +32,17 @@ const ConfirmBody = Type.Object(
 );
 
 const SESSION_ERRORS = ['UNAUTHENTICATED', 'FORBIDDEN'] as const;
-const PASSWORD_ERRORS = [...SESSION_ERRORS, ['SIGNIN_FAILED', 429], ...BODY_ERRORS] as const;
+const PASSWORD_ERRORS = [
+  ...SESSION_ERRORS,
+  'REAUTHENTICATION_REQUIRED',
+  ['SIGNIN_FAILED', 429],
+  ...BODY_ERRORS,
+] as const;
 const NOTES = {
   FORBIDDEN: 'The session cookie was sent cross-site.',
   SIGNIN_FAILED: 'Wrong present passwords have throttled the account.',
+  REAUTHENTICATION_REQUIRED:
+    'The account has no password (made through a provider) and its sign-in is over 10 minutes old: sign in again.',
   VALIDATION_FAILED: 'The body breaks a rule, or `password` is missing or not your present password.',
   UNAVAILABLE:
     'The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL).',
@@ -85,7 +92,7 @@ export const totpRoutes: FastifyPluginAsyncTypebox<TotpRoutesOptions> = async (a
         summary: 'Start setting up two-step sign-in: a new TOTP secret, pending until confirmed',
         operationId: 'startTotpSetup',
         description:
-          'Needs the present password again. A new call replaces a pending secret. 409 when two-step ' +
+          'Needs the present password again (an account without one: a sign-in of the last 10 minutes). A new call replaces a pending secret. 409 when two-step ' +
           'sign-in is already on; 503 when the server has no ENCRYPTION_KEY (PostgreSQL). A wrong ' +
           'password counts in the sign-in throttle (429 SIGNIN_FAILED once over it).',
         body: PasswordBody,
@@ -128,7 +135,8 @@ export const totpRoutes: FastifyPluginAsyncTypebox<TotpRoutesOptions> = async (a
       schema: {
         summary: 'Turn two-step sign-in off (the present password again)',
         operationId: 'disableTotp',
-        description: 'Also drops a pending set-up and the recovery codes. 204 even when it was not on.',
+        description:
+          'Also drops a pending set-up and the recovery codes. 204 even when it was not on. An account without a password: a sign-in of the last 10 minutes instead.',
         body: PasswordBody,
         response: {
           204: noContent('Two-step sign-in is off.'),

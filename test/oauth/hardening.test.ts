@@ -237,6 +237,63 @@ describeEachStore('Unlinking: identities of a provider no longer configured', (s
   });
 });
 
+describeEachStore('Two-step sign-in for an account without a password', (store) => {
+  let provider: TestOidcProvider;
+  let t: TestApp;
+  let now = Date.now();
+  before(async () => {
+    provider = await startOidcProvider();
+    t = await startApp(
+      store,
+      'b',
+      {
+        oauth: oauthSettings(provider.issuer),
+        publicUrl: 'http://127.0.0.1:9',
+        throttle: { ...NO_THROTTLE },
+        encryptionKey: ENCRYPTION_KEY,
+      },
+      { clock: () => now },
+    );
+  });
+  after(async () => {
+    await t?.close();
+    await provider?.close();
+  });
+
+  test('an account made through a provider sets TOTP up (and turns it off) with a sign-in of the last 10 minutes in place of a password; later, 401 REAUTHENTICATION_REQUIRED', async () => {
+    now = Date.now();
+    const person = providerPerson(provider);
+    const idToken = await provider.signIdToken({
+      sub: person.sub,
+      aud: CLIENT_ID,
+      email: person.email,
+      email_verified: true,
+    });
+    const signedIn = await t.post('/api/sessions/oauth', { provider: PROVIDER, idToken });
+    assert.equal(signedIn.statusCode, 201, signedIn.body);
+    const headers = { authorization: `Bearer ${signedIn.json().token}`, 'content-type': 'application/json' };
+    const begin = await t.inject({ method: 'POST', url: '/api/mfa/totp', headers, payload: '{}' });
+    assert.equal(begin.statusCode, 200, begin.body);
+    now += 11 * 60 * 1000;
+    for (const [method, url] of [
+      ['POST', '/api/mfa/totp'],
+      ['DELETE', '/api/mfa/totp'],
+    ] as const) {
+      const stale = await t.inject({ method, url, headers, payload: '{}' });
+      assert.equal(stale.statusCode, 401, `${method} ${url}: ${stale.body}`);
+      assert.equal(stale.json().error, 'REAUTHENTICATION_REQUIRED');
+    }
+    // A password given for an account that has none is a wrong one, as at sign-in.
+    const guessed = await t.inject({
+      method: 'POST',
+      url: '/api/mfa/totp',
+      headers,
+      payload: '{"password":"x"}',
+    });
+    assert.equal(guessed.statusCode, 400, guessed.body);
+  });
+});
+
 describeEachStore('Native sign-in: tokens jose cannot process', (store) => {
   let provider: TestOidcProvider;
   let t: TestApp;

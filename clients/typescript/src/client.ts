@@ -164,6 +164,34 @@ export type SignInFailure<P extends Profile> =
   | FailureOf<Paths<P>['/api/sessions']['post']>
   | ConnectionFailure;
 
+/** How finishing a ticketed sign-in can fail (POST /api/signin/second-factor). */
+export type SecondFactorFailure<P extends Profile> =
+  | FailureOf<Paths<P>['/api/signin/second-factor']['post']>
+  | ConnectionFailure;
+/** How a native app's sign-in with an ID token can fail (POST /api/sessions/oauth). */
+export type IdTokenFailure<P extends Profile> =
+  | FailureOf<Paths<P>['/api/sessions/oauth']['post']>
+  | ConnectionFailure;
+
+/** An ID token from the platform's SDK (Sign in with Apple, Google's Credential Manager…). */
+export interface IdTokenSignIn {
+  /** The provider id (GET /api/oauth/providers). */
+  readonly provider: string;
+  readonly idToken: string;
+  /** The nonce the app gave the SDK, exactly as it is in the token. */
+  readonly nonce?: string;
+  /** A current TOTP code or an unused recovery code, for an account with two-step sign-in. */
+  readonly code?: string;
+}
+
+/** What a provider sign-in left in the address it sent the browser back to. */
+export interface ProviderLanding {
+  /** The refusal's code (`?error=`): OAUTH_FAILED, OAUTH_DENIED, ACCOUNT_EXISTS, IDENTITY_TAKEN… */
+  readonly error?: string;
+  /** A second-factor ticket (`#second-factor=`): finish with finishSignIn(ticket, code). */
+  readonly ticket?: string;
+}
+
 export interface Credentials {
   readonly email: string;
   readonly password: string;
@@ -206,6 +234,20 @@ export interface UsherClient<P extends Profile> {
    * in cookie mode, POST /api/sessions in token mode, which keeps the token.
    */
   signIn(credentials: Credentials): Promise<Success<User<P>> | SignInFailure<P>>;
+  /**
+   * Where to send the browser for a provider sign-in (`intent: 'link'`: to link it to the signed-in
+   * account): GET /api/oauth/{provider}/start, to be navigated to (`location.assign`), not fetched.
+   */
+  providerSignInUrl(provider: string, options?: { redirectTo?: string; intent?: 'signin' | 'link' }): string;
+  /** Reads the page's address after a provider sign-in: its `?error=` or `#second-factor=` ticket. */
+  readProviderLanding(url: string | URL): ProviderLanding;
+  /** Finishes a sign-in that left a ticket, with a code: POST /api/signin/second-factor (cookie mode). */
+  finishSignIn(ticket: string, code: string): Promise<Success<User<P>> | SecondFactorFailure<P>>;
+  /**
+   * Native apps: signs in with the platform SDK's ID token (POST /api/sessions/oauth) and keeps the
+   * session token, sent as `Authorization: Bearer` from then on.
+   */
+  signInWithIdToken(input: IdTokenSignIn): Promise<Success<User<P>> | IdTokenFailure<P>>;
   /** Who is signed in: GET /api/session (401 UNAUTHENTICATED without a session). */
   whoAmI(): Promise<ResultOf<Paths<P>['/api/session']['get']>>;
   /** Ends the session (POST /api/signout) and forgets the token; signing out twice is fine. */
@@ -309,16 +351,53 @@ export function createUsherClient<P extends Profile>(options: UsherClientOptions
     const body = { email: credentials.email, password: credentials.password, ...pickCode(credentials) };
     if (mode === 'cookie') {
       const result = await call.POST('/api/signin', { body });
-      if (!result.ok) return result;
-      // Profile A answers the user itself; profile B wraps it as {"user": …}.
-      const data = options.profile === 'a' ? result.data : (result.data as { user: unknown }).user;
-      return { ...result, data };
+      return result.ok ? { ...result, data: signedInUser(result.data) } : result;
     }
     const result = await call.POST('/api/sessions', { body });
     if (!result.ok) return result;
     const created = result.data as { token: string; user: unknown };
     token = created.token;
     return { ...result, data: created.user };
+  }
+
+  /** Profile A answers the user itself; profile B wraps it as {"user": …}. */
+  const signedInUser = (data: unknown) => (options.profile === 'a' ? data : (data as { user: unknown }).user);
+
+  async function finishSignIn(ticket: string, code: string): Promise<Result<unknown, string>> {
+    const result = await call.POST('/api/signin/second-factor', { body: { ticket, code } });
+    return result.ok ? { ...result, data: signedInUser(result.data) } : result;
+  }
+
+  async function signInWithIdToken(input: IdTokenSignIn): Promise<Result<unknown, string>> {
+    const body = {
+      provider: input.provider,
+      idToken: input.idToken,
+      ...(input.nonce === undefined ? {} : { nonce: input.nonce }),
+      ...(input.code === undefined ? {} : { code: input.code }),
+    };
+    const result = await call.POST('/api/sessions/oauth', { body });
+    if (!result.ok) return result;
+    const created = result.data as { token: string; user: unknown };
+    token = created.token;
+    return { ...result, data: created.user };
+  }
+
+  function providerSignInUrl(
+    provider: string,
+    start: { redirectTo?: string; intent?: 'signin' | 'link' } = {},
+  ) {
+    const params = new URLSearchParams();
+    if (start.redirectTo !== undefined) params.set('redirectTo', start.redirectTo);
+    if (start.intent !== undefined) params.set('intent', start.intent);
+    const search = params.size > 0 ? `?${params}` : '';
+    return `${options.baseUrl ?? ''}/api/oauth/${encodeURIComponent(provider)}/start${search}`;
+  }
+
+  function readProviderLanding(url: string | URL): ProviderLanding {
+    const address = new URL(url, 'http://landing.invalid');
+    const error = address.searchParams.get('error');
+    const ticket = new URLSearchParams(address.hash.slice(1)).get('second-factor');
+    return { ...(error === null ? {} : { error }), ...(ticket === null ? {} : { ticket }) };
   }
 
   async function signOut(): Promise<Result<unknown, string>> {
@@ -338,6 +417,10 @@ export function createUsherClient<P extends Profile>(options: UsherClientOptions
     ...(call as Pick<UsherClient<P>, 'GET' | 'POST' | 'PUT' | 'DELETE'>),
     signIn: signIn as UsherClient<P>['signIn'],
     whoAmI: (() => call.GET('/api/session')) as UsherClient<P>['whoAmI'],
+    providerSignInUrl,
+    readProviderLanding,
+    finishSignIn: finishSignIn as UsherClient<P>['finishSignIn'],
+    signInWithIdToken: signInWithIdToken as UsherClient<P>['signInWithIdToken'],
     signOut: signOut as UsherClient<P>['signOut'],
     raw,
   };

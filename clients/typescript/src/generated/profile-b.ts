@@ -353,12 +353,12 @@ export interface paths {
         put?: never;
         /**
          * Start setting up two-step sign-in: a new TOTP secret, pending until confirmed
-         * @description Needs the present password again. A new call replaces a pending secret. 409 when two-step sign-in is already on; 503 when the server has no ENCRYPTION_KEY (PostgreSQL). A wrong password counts in the sign-in throttle (429 SIGNIN_FAILED once over it).
+         * @description Needs the present password again (an account without one: a sign-in of the last 10 minutes). A new call replaces a pending secret. 409 when two-step sign-in is already on; 503 when the server has no ENCRYPTION_KEY (PostgreSQL). A wrong password counts in the sign-in throttle (429 SIGNIN_FAILED once over it).
          */
         post: operations["startTotpSetup"];
         /**
          * Turn two-step sign-in off (the present password again)
-         * @description Also drops a pending set-up and the recovery codes. 204 even when it was not on.
+         * @description Also drops a pending set-up and the recovery codes. 204 even when it was not on. An account without a password: a sign-in of the last 10 minutes instead.
          */
         delete: operations["disableTotp"];
         options?: never;
@@ -2918,7 +2918,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            /**
+             * @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token.
+             *
+             *     `REAUTHENTICATION_REQUIRED`: The account has no password (made through a provider) and its sign-in is over 10 minutes old: sign in again.
+             */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3032,7 +3036,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error400"];
                 };
             };
-            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            /**
+             * @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token.
+             *
+             *     `REAUTHENTICATION_REQUIRED`: The account has no password (made through a provider) and its sign-in is over 10 minutes old: sign in again.
+             */
             401: {
                 headers: {
                     [name: string]: unknown;

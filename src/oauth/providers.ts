@@ -114,6 +114,7 @@ export class Provider {
     );
     config.timeout = this.#timeoutSeconds;
     oidc.enableNonRepudiationChecks(config);
+    if (isLoopbackHttp(this.settings.issuer)) oidc.allowInsecureRequests(config);
     this.#apple = { config, renewAt: now + APPLE_SECRET_RENEW_MS };
     return config;
   }

@@ -113,6 +113,11 @@ export interface AuthorizeOptions {
 export interface AuthorizeResult {
   /** Where the provider sent the browser at the end: the relying party's redirect URI with the answer. */
   location: string;
+  /**
+   * With response_mode=form_post (Apple's): the fields of the form the provider's page posts to
+   * `location` (its page submits itself), instead of a redirect.
+   */
+  form?: Record<string, string>;
   /** Which of the provider's pages were shown, in order ('login', 'consent'). */
   pages: string[];
 }
@@ -138,6 +143,12 @@ export interface TestOidcProvider {
   hang(target: HangTarget | false): void;
   /** Rewrites the ID tokens the token endpoint hands out from now on (undefined: stop). */
   tamperIdToken(tamper: IdTokenTamper | undefined): void;
+  /**
+   * Lets `clientId` authenticate at the token endpoint with a client secret of its own making
+   * (Apple's: a JWT signed with the client's key), which `check` accepts; the registered secret is
+   * handed on in its place. Other secrets are handed on as they are (and refused).
+   */
+  acceptClientSecret(clientId: string, check: (secret: string) => boolean): void;
   /** Drives the provider's pages over HTTP from an authorization URL to the redirect back. */
   authorize(url: string, options?: AuthorizeOptions): Promise<AuthorizeResult>;
   /** A genuine ID token from a full code flow for `clientId` (registered here as needed), as a native app gets. */
@@ -518,7 +529,10 @@ export async function startOidcProvider(options: StartOidcProviderOptions = {}):
     // one registered method per client. A secret in the body is handed on as HTTP Basic, so both
     // ways a relying party may choose work here as they do there.
     if (auth === 'post' && params.client_id !== undefined) {
-      const { client_id, client_secret, ...rest } = params;
+      const { client_id, client_secret: sent, ...rest } = params;
+      const check = secretChecks.get(client_id);
+      const client_secret =
+        check && sent !== undefined && check(sent) ? registered.get(client_id)?.client_secret : sent;
       req.headers.authorization = `Basic ${Buffer.from(
         `${encodeURIComponent(client_id)}:${encodeURIComponent(client_secret ?? '')}`,
       ).toString('base64')}`;
@@ -604,6 +618,7 @@ export async function startOidcProvider(options: StartOidcProviderOptions = {}):
   }
 
   const registered = new Map<string, ProviderClient>();
+  const secretChecks = new Map<string, (secret: string) => boolean>();
   /** Registers a client; a client id registered before keeps its redirect URIs and gains these. */
   async function addClient(client: ProviderClient) {
     const before = registered.get(client.client_id);
@@ -632,6 +647,24 @@ export async function startOidcProvider(options: StartOidcProviderOptions = {}):
         continue;
       }
       const html = await res.text();
+      // response_mode=form_post: the provider's page posts the answer to the relying party itself.
+      if (html.includes('<title>Submitting Callback</title>')) {
+        const action = /<form method="post" action="([^"]+)">/.exec(html)?.[1];
+        if (!action) throw new Error(`a form_post page without its form: ${html}`);
+        const unescape = (text: string) =>
+          text.replace(/&#(\d+);|&amp;|&quot;|&lt;|&gt;/g, (m, code: string | undefined) =>
+            code
+              ? String.fromCharCode(Number(code))
+              : { '&amp;': '&', '&quot;': '"', '&lt;': '<', '&gt;': '>' }[m]!,
+          );
+        const form = Object.fromEntries(
+          [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [
+            m[1]!,
+            unescape(m[2]!),
+          ]),
+        );
+        return { location: unescape(action), pages, form };
+      }
       if (res.status !== 200) throw new Error(`the provider answered ${res.status} at ${next.url}: ${html}`);
       const forms = [...html.matchAll(/<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/g)].map(
         (m) => ({ action: m[1]!, inner: m[2]! }),
@@ -728,6 +761,9 @@ export async function startOidcProvider(options: StartOidcProviderOptions = {}):
       tamper = t;
     },
     authorize,
+    acceptClientSecret(clientId, check) {
+      secretChecks.set(clientId, check);
+    },
     genuineIdToken,
     async close() {
       for (const res of held) res.destroy();

@@ -3,8 +3,8 @@
 // the same library's OAuth 2.0 calls plus GitHub's user and email API for GitHub. Nothing here
 // speaks the protocol by hand. Every call to a provider has a time limit (OAUTH_TIMEOUT_SECONDS).
 import { createPrivateKey, randomBytes } from 'node:crypto';
-import { createRemoteJWKSet, decodeJwt, type JWTPayload, jwtVerify, SignJWT } from 'jose';
-import * as oidc from 'openid-client';
+import type * as Jose from 'jose';
+import type * as Oidc from 'openid-client';
 import type { OAuthProviderConfig } from '../config.ts';
 
 /** Who the provider says is there: the identity's key, and what the account rules read. */
@@ -46,7 +46,8 @@ export class TokenRejected extends Error {
 /** A new sign-in's state, nonce and PKCE verifier. */
 export function newChecks(): Checks {
   const random = () => randomBytes(32).toString('base64url');
-  return { state: random(), nonce: random(), codeVerifier: oidc.randomPKCECodeVerifier() };
+  // 256 random bits base64url: 43 characters, RFC 7636's verifier of the shortest allowed length.
+  return { state: random(), nonce: random(), codeVerifier: random() };
 }
 
 /** The person cancelled at the provider (`error=access_denied`): OAUTH_DENIED. */
@@ -68,6 +69,16 @@ export function reasonOf(error: unknown): string {
   return 'unknown error';
 }
 
+/**
+ * The libraries, loaded at first use: a deployment without providers never loads them at start
+ * (their own weight is small: idle RSS moved by about 1 MiB, within the run-to-run spread).
+ */
+let loaded: Promise<{ oidc: typeof Oidc; jose: typeof Jose }> | undefined;
+function libraries(): Promise<{ oidc: typeof Oidc; jose: typeof Jose }> {
+  loaded ??= Promise.all([import('openid-client'), import('jose')]).then(([oidc, jose]) => ({ oidc, jose }));
+  return loaded;
+}
+
 const isLoopbackHttp = (url: string) => new URL(url).protocol === 'http:';
 
 /** One configured provider. */
@@ -75,9 +86,9 @@ export class Provider {
   readonly settings: OAuthProviderConfig;
   readonly redirectUri: string;
   readonly #timeoutMs: number;
-  #discovered: Promise<oidc.Configuration> | undefined;
-  #jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
-  #apple: { config: oidc.Configuration; renewAt: number } | undefined;
+  #discovered: Promise<Oidc.Configuration> | undefined;
+  #jwks: ReturnType<typeof Jose.createRemoteJWKSet> | undefined;
+  #apple: { config: Oidc.Configuration; renewAt: number } | undefined;
 
   constructor(settings: OAuthProviderConfig, publicUrl: string, timeoutMs: number) {
     this.settings = settings;
@@ -100,12 +111,13 @@ export class Provider {
    * short-lived JWT: its configuration is made again with each new secret (and keeps its key cache
    * until then).
    */
-  async configuration(): Promise<oidc.Configuration> {
+  async configuration(): Promise<Oidc.Configuration> {
     const discovered = await this.#discover();
     if (!this.settings.apple) return discovered;
     const now = Date.now();
     if (this.#apple && now < this.#apple.renewAt) return this.#apple.config;
     const secret = await this.#appleClientSecret(now);
+    const { oidc } = await libraries();
     const config = new oidc.Configuration(
       discovered.serverMetadata(),
       this.settings.clientId,
@@ -119,12 +131,20 @@ export class Provider {
     return config;
   }
 
-  #discover(): Promise<oidc.Configuration> {
+  #discover(): Promise<Oidc.Configuration> {
     if (this.#discovered) return this.#discovered;
+    const pending = libraries().then(({ oidc }) => this.#discoverWith(oidc));
+    this.#discovered = pending;
+    pending.catch(() => {
+      if (this.#discovered === pending) this.#discovered = undefined;
+    });
+    return pending;
+  }
+
+  #discoverWith(oidc: typeof Oidc): Promise<Oidc.Configuration> {
     const { issuer, clientId, clientSecret, kind } = this.settings;
     const insecure = isLoopbackHttp(issuer);
     const auth = clientSecret === undefined ? oidc.None() : oidc.ClientSecretPost(clientSecret);
-    let pending: Promise<oidc.Configuration>;
     if (kind === 'github') {
       const config = new oidc.Configuration(
         {
@@ -138,32 +158,27 @@ export class Provider {
       );
       config.timeout = this.#timeoutSeconds;
       if (insecure) oidc.allowInsecureRequests(config);
-      pending = Promise.resolve(config);
-    } else {
-      pending = oidc.discovery(new URL(issuer), clientId, { client_secret: clientSecret }, auth, {
-        timeout: this.#timeoutSeconds,
-        // openid-client trusts the TLS of the token endpoint for the ID token's signature unless
-        // told otherwise; Usher checks it against the provider's keys as well (defence in depth,
-        // and the only check on a loopback http provider).
-        execute: insecure
-          ? [oidc.allowInsecureRequests, oidc.enableNonRepudiationChecks]
-          : [oidc.enableNonRepudiationChecks],
-      });
+      return Promise.resolve(config);
     }
-    this.#discovered = pending;
-    pending.catch(() => {
-      if (this.#discovered === pending) this.#discovered = undefined;
+    return oidc.discovery(new URL(issuer), clientId, { client_secret: clientSecret }, auth, {
+      timeout: this.#timeoutSeconds,
+      // openid-client trusts the TLS of the token endpoint for the ID token's signature unless
+      // told otherwise; Usher checks it against the provider's keys as well (defence in depth,
+      // and the only check on a loopback http provider).
+      execute: insecure
+        ? [oidc.allowInsecureRequests, oidc.enableNonRepudiationChecks]
+        : [oidc.enableNonRepudiationChecks],
     });
-    return pending;
   }
 
   get #timeoutSeconds(): number {
     return Math.max(1, Math.ceil(this.#timeoutMs / 1000));
   }
 
-  #appleClientSecret(now: number): Promise<string> {
+  async #appleClientSecret(now: number): Promise<string> {
     const apple = this.settings.apple!;
-    return new SignJWT({})
+    const { jose } = await libraries();
+    return new jose.SignJWT({})
       .setProtectedHeader({ alg: 'ES256', kid: apple.keyId })
       .setIssuer(apple.teamId)
       .setSubject(this.settings.clientId)
@@ -180,12 +195,12 @@ export class Provider {
       redirect_uri: this.redirectUri,
       scope: this.settings.scopes,
       state: checks.state,
-      code_challenge: await oidc.calculatePKCECodeChallenge(checks.codeVerifier),
+      code_challenge: await (await libraries()).oidc.calculatePKCECodeChallenge(checks.codeVerifier),
       code_challenge_method: 'S256',
     };
     if (this.settings.kind === 'oidc') parameters.nonce = checks.nonce;
     if (this.formPost) parameters.response_mode = 'form_post';
-    return oidc.buildAuthorizationUrl(config, parameters);
+    return (await libraries()).oidc.buildAuthorizationUrl(config, parameters);
   }
 
   /**
@@ -201,6 +216,7 @@ export class Provider {
     const config = await this.configuration();
     const current = new URL(`${this.redirectUri}?${response}`);
     if (this.settings.kind === 'github') return this.#github(config, current, checks);
+    const { oidc } = await libraries();
     const tokens = await oidc.authorizationCodeGrant(config, current, {
       pkceCodeVerifier: checks.codeVerifier,
       expectedState: checks.state,
@@ -217,7 +233,8 @@ export class Provider {
   }
 
   /** GitHub: OAuth 2.0 with PKCE, then its user API; an email only if primary and verified. */
-  async #github(config: oidc.Configuration, current: URL, checks: Checks): Promise<ProviderProfile> {
+  async #github(config: Oidc.Configuration, current: URL, checks: Checks): Promise<ProviderProfile> {
+    const { oidc } = await libraries();
     const tokens = await oidc.authorizationCodeGrant(config, current, {
       pkceCodeVerifier: checks.codeVerifier,
       expectedState: checks.state,
@@ -269,16 +286,17 @@ export class Provider {
   async verifyIdToken(idToken: string, nonce: string | undefined): Promise<ProviderProfile> {
     const metadata = (await this.configuration()).serverMetadata();
     if (!metadata.jwks_uri) throw new ProviderError('the provider publishes no keys');
-    this.#jwks ??= createRemoteJWKSet(new URL(metadata.jwks_uri), { timeoutDuration: this.#timeoutMs });
+    const { jose } = await libraries();
+    this.#jwks ??= jose.createRemoteJWKSet(new URL(metadata.jwks_uri), { timeoutDuration: this.#timeoutMs });
     let issuer = metadata.issuer;
     if (issuer.includes('{tenantid}')) {
       // Microsoft's multi-tenant issuer is a template: the token's tenant fills it in.
-      const tid = decodeJwt(idToken).tid;
+      const tid = jose.decodeJwt(idToken).tid;
       if (typeof tid !== 'string' || !/^[0-9a-f-]{36}$/.test(tid))
         throw new TokenRejected('no tenant in the ID token');
       issuer = issuer.replace('{tenantid}', tid);
     }
-    const { payload } = await jwtVerify(idToken, this.#jwks, {
+    const { payload } = await jose.jwtVerify(idToken, this.#jwks, {
       issuer: issuer === 'https://accounts.google.com' ? [issuer, 'accounts.google.com'] : issuer,
       audience: [this.settings.clientId, ...this.settings.audiences],
       algorithms: metadata.id_token_signing_alg_values_supported?.filter((alg) => alg !== 'none') ?? [
@@ -297,7 +315,7 @@ export class Provider {
 function profileOf(
   issuer: string,
   subject: string,
-  claims: JWTPayload | Record<string, unknown>,
+  claims: Jose.JWTPayload | Record<string, unknown>,
 ): ProviderProfile {
   const email = typeof claims.email === 'string' && claims.email !== '' ? claims.email : undefined;
   // Apple sends the flag as a string.

@@ -651,7 +651,7 @@ export async function startOidcProvider(options: StartOidcProviderOptions = {}):
       if (html.includes('<title>Submitting Callback</title>')) {
         const action = /<form method="post" action="([^"]+)">/.exec(html)?.[1];
         if (!action) throw new Error(`a form_post page without its form: ${html}`);
-        const unescape = (text: string) =>
+        const fromHtml = (text: string) =>
           text.replace(/&#(\d+);|&amp;|&quot;|&lt;|&gt;/g, (m, code: string | undefined) =>
             code
               ? String.fromCharCode(Number(code))
@@ -660,10 +660,10 @@ export async function startOidcProvider(options: StartOidcProviderOptions = {}):
         const form = Object.fromEntries(
           [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [
             m[1]!,
-            unescape(m[2]!),
+            fromHtml(m[2]!),
           ]),
         );
-        return { location: unescape(action), pages, form };
+        return { location: fromHtml(action), pages, form };
       }
       if (res.status !== 200) throw new Error(`the provider answered ${res.status} at ${next.url}: ${html}`);
       const forms = [...html.matchAll(/<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/g)].map(

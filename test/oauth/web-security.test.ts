@@ -230,7 +230,9 @@ describeEachStore('Provider sign-in: the callback’s checks', (store) => {
       const took = Date.now() - started;
       await assertRefused(usher, result, 'OAUTH_FAILED');
       assert.ok(took >= TIMEOUT_SECONDS * 1000 - 200, `it waited for the provider (${took} ms)`);
-      assert.ok(took < TIMEOUT_SECONDS * 1000 + 2000, `it gave up in time (${took} ms)`);
+      // Bounded far above the setting, so a loaded machine cannot fail it, and far below the
+      // library's own 30 s default, which is what an unapplied setting would leave.
+      assert.ok(took < 20_000, `it gave up on the setting's time, not the library's 30 s (${took} ms)`);
     } finally {
       provider.hang(false);
     }
@@ -249,7 +251,8 @@ describeEachStore('Provider sign-in: the callback’s checks', (store) => {
       await gone.close();
       const started = Date.now();
       await assertRefused(app, await browser.callback(app, location), 'OAUTH_FAILED');
-      assert.ok(Date.now() - started < TIMEOUT_SECONDS * 1000 + 2000);
+      // A refused connection fails at once; the bound only tells it from the library's 30 s.
+      assert.ok(Date.now() - started < 20_000);
     } finally {
       await app.t.close();
     }

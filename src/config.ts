@@ -152,6 +152,9 @@ export interface OAuthConfig {
 
 export const OAUTH_PRESETS = ['google', 'microsoft', 'apple', 'gitlab', 'github'] as const;
 
+/** A provider id: the routes' `{provider}` and the OAUTH_X_ settings' X. */
+export const PROVIDER_ID = /^[a-z0-9-]{1,32}$/;
+
 export interface OAuthProviderConfig {
   /** Lowercase letters, digits and `-`: the routes' `{provider}`. */
   id: string;
@@ -499,12 +502,7 @@ function providerUrl(name: string, raw: string): string {
 }
 
 function oauthProviders(env: Env): OAuthProviderConfig[] {
-  const ids = list(
-    env,
-    'OAUTH_PROVIDERS',
-    /^[a-z0-9-]{1,32}$/,
-    'provider ids of lowercase letters, digits and -',
-  );
+  const ids = list(env, 'OAUTH_PROVIDERS', PROVIDER_ID, 'provider ids of lowercase letters, digits and -');
   if (new Set(ids).size !== ids.length)
     throw new ConfigError('OAUTH_PROVIDERS', 'a provider id is listed twice');
   return ids.map((id) => {
@@ -536,11 +534,10 @@ function oauthProviders(env: Env): OAuthProviderConfig[] {
       throw new ConfigError(`${key}NAME`, 'expected one line of at most 64 characters');
     const audiences = list(env, `${key}AUDIENCES`, /^[\x21-\x7e]{1,255}$/, 'client ids, comma-separated');
     if (preset === 'github') {
-      const issuer = providerUrl('OAUTH_GITHUB_URL', get('URL') ?? 'https://github.com').replace(/\/+$/, '');
-      const apiUrl = providerUrl('OAUTH_GITHUB_API_URL', get('API_URL') ?? 'https://api.github.com').replace(
-        /\/+$/,
-        '',
-      );
+      // Bases that paths are appended to: no trailing slash.
+      const base = (name: string, raw: string) => providerUrl(name, raw).replace(/\/+$/, '');
+      const issuer = base('OAUTH_GITHUB_URL', get('URL') ?? 'https://github.com');
+      const apiUrl = base('OAUTH_GITHUB_API_URL', get('API_URL') ?? 'https://api.github.com');
       return {
         id,
         name,

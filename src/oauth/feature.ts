@@ -44,7 +44,7 @@ async function discoverAtStart(provider: Provider, log: FastifyBaseLogger): Prom
     const outcome = await Promise.race([provider.configuration(), waited]);
     if (outcome === 'waited') warn(provider, log, `no answer in ${START_WAIT_MS / 1000} s`);
   } catch (error) {
-    if (!unreachable(error)) {
+    if (!notReached(error)) {
       const setting =
         provider.settings.kind === 'github'
           ? 'OAUTH_GITHUB_URL'
@@ -68,7 +68,7 @@ function warn(provider: Provider, log: FastifyBaseLogger, reason: string): void 
 }
 
 /** No answer, or the provider's own failure (5xx): not a wrong setting. */
-function unreachable(error: unknown): boolean {
+function notReached(error: unknown): boolean {
   if (!(error instanceof Error)) return true;
   if (error.name === 'TypeError' || error.name === 'TimeoutError' || error.name === 'AbortError') return true;
   const status = (error.cause as { status?: unknown } | undefined)?.status;

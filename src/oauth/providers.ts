@@ -191,25 +191,25 @@ export class Provider {
   /** Where the browser goes to sign in at the provider: the exact redirect URI, state, nonce, PKCE S256. */
   async authorizationUrl(checks: Checks): Promise<URL> {
     const config = await this.configuration();
+    const { oidc } = await libraries();
     const parameters: Record<string, string> = {
       redirect_uri: this.redirectUri,
       scope: this.settings.scopes,
       state: checks.state,
-      code_challenge: await (await libraries()).oidc.calculatePKCECodeChallenge(checks.codeVerifier),
+      code_challenge: await oidc.calculatePKCECodeChallenge(checks.codeVerifier),
       code_challenge_method: 'S256',
     };
     if (this.settings.kind === 'oidc') parameters.nonce = checks.nonce;
     if (this.formPost) parameters.response_mode = 'form_post';
-    return (await libraries()).oidc.buildAuthorizationUrl(config, parameters);
+    return oidc.buildAuthorizationUrl(config, parameters);
   }
 
   /**
    * The callback, its state already taken and matched (service.ts): the library checks RFC 9207's
-   * `iss` where the provider sends it,
-   * exchanges the code with the PKCE verifier at the exact redirect URI, and validates the ID token
-   * (iss, aud, azp, exp, iat, nonce, and its signature by the provider's published keys, which
-   * enableNonRepudiationChecks turns on). The provider's tokens are
-   * used for the profile and dropped.
+   * `iss` where the provider sends it, exchanges the code with the PKCE verifier at the exact
+   * redirect URI, and validates the ID token (iss, aud, azp, exp, iat, nonce, and its signature by
+   * the provider's published keys, which enableNonRepudiationChecks turns on). The provider's
+   * tokens are used for the profile and dropped.
    */
   async callback(response: URLSearchParams, checks: Checks): Promise<ProviderProfile> {
     if (response.get('error') === 'access_denied') throw new ProviderDenied();

@@ -3,20 +3,19 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { tokenSessionFor } from '../auth/routes.ts';
-import type { Config } from '../config.ts';
+import { type Config, PROVIDER_ID } from '../config.ts';
 import type { Metrics } from '../plugins/metrics.ts';
 import type { WireProfile } from '../profiles/index.ts';
 import { signinFailureResponses } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
-import { failures, noContent, success, Timestamp } from '../shared/schemas.ts';
+import { failures, noContent, success } from '../shared/schemas.ts';
 import { invalid } from '../shared/text.ts';
 import { signinAnswers } from '../signin/answers.ts';
 import type { SigninCore } from '../signin/core.ts';
 import { toUser } from '../users/repository.ts';
-import { EMAIL_MAX } from '../users/rules.ts';
-import type { Identity } from './identity-repository.ts';
+import { IDENTITY_ID, IdentitySchema, identityView } from '../users/routes.ts';
 import type { Provider } from './providers.ts';
 import { safeRedirect } from './redirects.ts';
 import { OAuthRefusal, type OAuthService, STATE_TTL_MS } from './service.ts';
@@ -34,32 +33,8 @@ export interface OAuthRoutesOptions {
 export const BINDING_COOKIE = 'usher_oauth';
 const BINDING_PATH = '/api/oauth';
 
-const PROVIDER_ID = '^[a-z0-9-]{1,32}$';
-const IDENTITY_ID = /^[0-9a-f]{32}$/;
-
 const ProviderParams = Type.Object({
   provider: Type.String({ maxLength: 32, description: 'A provider id from GET /api/oauth/providers.' }),
-});
-
-const IdentitySchema = Type.Object(
-  {
-    id: Type.String({
-      pattern: IDENTITY_ID.source,
-      maxLength: 32,
-      description: 'For DELETE /api/identities/{id}.',
-    }),
-    provider: Type.String({ pattern: PROVIDER_ID, maxLength: 32, description: 'The provider id.' }),
-    email: Type.String({ maxLength: EMAIL_MAX, description: 'The email the provider last gave for it.' }),
-    createdAt: Timestamp(),
-  },
-  { additionalProperties: false, description: 'An external identity linked to your account.' },
-);
-
-export const identityView = (identity: Identity) => ({
-  id: identity.id,
-  provider: identity.provider,
-  email: identity.email,
-  createdAt: identity.createdAt.toISOString(),
 });
 
 /** The native route's own messages; the rest are the core's (signin/answers.ts). */
@@ -68,9 +43,9 @@ const MESSAGES = {
   401: 'The ID token does not check out: its signature, issuer, audience, expiry or nonce.',
 };
 
-const REFUSAL_MESSAGES: Record<OAuthRefusal['code'], string> = {
+/** The native route's refusals (no person is at a provider there to cancel: never OAUTH_DENIED). */
+const REFUSAL_MESSAGES: Record<Exclude<OAuthRefusal['code'], 'OAUTH_DENIED'>, string> = {
   OAUTH_FAILED: 'The provider sign-in failed; try again, or sign in another way.',
-  OAUTH_DENIED: 'The sign-in was cancelled at the provider.',
   ACCOUNT_EXISTS:
     'An account has this email, but it is not verified on both sides: sign in the usual way, then link the provider from your account.',
   IDENTITY_TAKEN: 'This provider account is linked to another account.',
@@ -136,6 +111,15 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
   const fresh = (session: ActiveSession) => oauth.isFresh(session.createdAt);
   const secure = (request: FastifyRequest) =>
     config.session.cookieSecure === 'always' || request.protocol === 'https';
+  /** A refusal is logged with its reason, and audited as a sign-in unless it was a link's. */
+  const refused = (request: FastifyRequest, provider: Provider, error: OAuthRefusal, signin: boolean) => {
+    request.signinUserId = error.userId ?? null;
+    if (signin) answers.record(request, refusalStatus(error.code));
+    request.log.info(
+      { provider: provider.id, code: error.code, reason: error.reason },
+      'provider sign-in refused',
+    );
+  };
   const bindingOf = (request: FastifyRequest) => {
     const header = request.headers.cookie;
     return header ? fastifyCookie.parse(header)[BINDING_COOKIE] : undefined;
@@ -154,7 +138,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
             Type.Array(
               Type.Object(
                 {
-                  id: Type.String({ pattern: PROVIDER_ID, maxLength: 32 }),
+                  id: Type.String({ pattern: PROVIDER_ID.source, maxLength: 32 }),
                   name: Type.String({ maxLength: 64, description: "The button's text (OAUTH_X_NAME)." }),
                 },
                 { additionalProperties: false },
@@ -299,13 +283,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
       return reply.redirect(target, 303);
     } catch (error) {
       if (error instanceof OAuthRefusal) {
-        request.signinUserId = error.userId ?? null;
-        // A link is no sign-in: only sign-ins are counted and audited as such.
-        if (pending.intent === 'signin') answers.record(request, refusalStatus(error.code));
-        request.log.info(
-          { provider: provider.id, code: error.code, reason: error.reason },
-          'provider sign-in refused',
-        );
+        refused(request, provider, error, pending.intent === 'signin');
         return reply.redirect(withError(target, error.code), 303);
       }
       // The core's refusal (throttled, not verified), recorded by settle.
@@ -444,12 +422,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
         return answers.withToken(reply, answers.settle(request, outcome, 201));
       } catch (error) {
         if (!(error instanceof OAuthRefusal)) throw error;
-        request.signinUserId = error.userId ?? null;
-        answers.record(request, refusalStatus(error.code));
-        request.log.info(
-          { provider: provider.id, code: error.code, reason: error.reason },
-          'provider sign-in refused',
-        );
+        refused(request, provider, error, true);
         throw new RefusalError(error.code === 'OAUTH_DENIED' ? 'OAUTH_FAILED' : error.code);
       }
     },
@@ -518,7 +491,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
   );
 };
 
-/** A refusal of the native route: its code and message, 409, in both profiles (never OAUTH_DENIED: no person there). */
+/** A refusal of the native route: its code and message, 409, in both profiles. */
 class RefusalError extends AppError {
   constructor(code: Exclude<OAuthRefusal['code'], 'OAUTH_DENIED'>) {
     super(code, REFUSAL_MESSAGES[code], 409);

@@ -9,7 +9,7 @@ import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.
 import type { MailService } from '../mail/service.ts';
 import type { SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
 import type { TotpFactor } from '../totp/repository.ts';
-import { FRESH_SIGNIN_MS } from '../users/reauth.ts';
+import { signedInRecently } from '../users/reauth.ts';
 import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
 import { checkEmail, checkName, NAME_MAX } from '../users/rules.ts';
 import { emailKey, type User } from '../users/user.ts';
@@ -86,9 +86,9 @@ export class OAuthService {
     this.#d = deps;
   }
 
-  /** A session signed in recently enough to link or unlink (FRESH_SIGNIN_MS). */
+  /** A session signed in recently enough to link or unlink, by this service's clock. */
   isFresh(signedInAt: Date): boolean {
-    return this.#d.now() - signedInAt.getTime() <= FRESH_SIGNIN_MS;
+    return signedInRecently(signedInAt, this.#d.now());
   }
 
   get providers(): Providers {

@@ -13,7 +13,7 @@ import type { ActiveSession, Clock } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Proof, SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
 import type { AddressLimits } from '../users/limits.ts';
-import { FRESH_SIGNIN_MS, type Reauthentication } from '../users/reauth.ts';
+import { type Reauthentication, signedInRecently } from '../users/reauth.ts';
 import { toUser, type UsersRepository } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
 import { CredentialTakenError, type PasskeysRepository, type PasskeyView } from './repository.ts';
@@ -127,7 +127,7 @@ export class PasskeyService {
 
   /** Adding a passkey needs a recent sign-in (FRESH_SIGNIN_MS): a password alone does not do. */
   #requireFreshSignin(signedInAt: Date): void {
-    if (this.#now() - signedInAt.getTime() > FRESH_SIGNIN_MS) {
+    if (!signedInRecently(signedInAt, this.#now())) {
       throw new AppError(
         'FORBIDDEN',
         'Adding a passkey needs a recent sign-in: sign in again, then add it within 10 minutes.',

@@ -10,7 +10,7 @@ import type { PasswordService } from '../passwords/service.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import { invalid } from '../shared/text.ts';
-import { confirmPresentPassword, FRESH_SIGNIN_MS, type PasswordAttempts } from '../users/reauth.ts';
+import { confirmPresentPassword, type PasswordAttempts, signedInRecently } from '../users/reauth.ts';
 import { toUser, type UsersRepository } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
 import type { CodeGate, GateState, TotpFactor, TotpRepository } from './repository.ts';
@@ -125,7 +125,7 @@ export class TotpService {
     // An account without a password (made through a provider) has none to confirm: a sign-in of
     // the last 10 minutes stands in for it, as it does for unlinking a provider (decision 199).
     if (password === undefined && !(await this.#d.passwords.has(current.id))) {
-      if (this.#d.now() - actor.createdAt.getTime() <= FRESH_SIGNIN_MS) return current;
+      if (signedInRecently(actor.createdAt, this.#d.now())) return current;
       throw new AppError(
         'REAUTHENTICATION_REQUIRED',
         'Your account has no password: sign in again, then do this within 10 minutes.',

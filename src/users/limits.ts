@@ -211,8 +211,8 @@ export class EmailChangeLimits {
   }
 }
 
-export interface PasskeyOptionsPolicy {
-  /** Passkey sign-in options (each one stores a challenge) per client address per window. */
+export interface AddressLimitPolicy {
+  /** Asks that each store a row (a passkey challenge, a provider sign-in's state) per client address per window. */
   perAddress: number;
   windowMs: number;
 }
@@ -222,7 +222,7 @@ export interface PasskeyOptionsPolicy {
  * sign-ins started): without a limit one client could fill the table.
  */
 export class AddressLimits {
-  readonly #policy: PasskeyOptionsPolicy;
+  readonly #policy: AddressLimitPolicy;
   readonly #window: WindowLimits;
   readonly #scope: LimitScope;
   readonly #message: string;
@@ -234,7 +234,7 @@ export class AddressLimits {
     scope,
     message,
   }: {
-    policy: PasskeyOptionsPolicy;
+    policy: AddressLimitPolicy;
     events: LimitEventsRepository;
     now: () => number;
     scope: LimitScope;

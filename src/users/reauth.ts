@@ -13,6 +13,10 @@ import { emailKey, type User } from './user.ts';
  */
 export const FRESH_SIGNIN_MS = 10 * 60 * 1000;
 
+/** Whether a sign-in at `signedInAt` is recent enough (FRESH_SIGNIN_MS) to stand for re-authentication. */
+export const signedInRecently = (signedInAt: Date, now: number): boolean =>
+  now - signedInAt.getTime() <= FRESH_SIGNIN_MS;
+
 /**
  * The sign-in throttle as re-authentication uses it. Declared here, and met by signin/throttle.ts's
  * SigninThrottle, so users/ does not depend on auth/ (which depends on users/).
@@ -113,7 +117,7 @@ export class Reauthentication {
     action: string,
   ): Promise<void> {
     if (currentPassword === undefined) {
-      if (this.#now() - actor.createdAt.getTime() <= FRESH_SIGNIN_MS) return;
+      if (signedInRecently(actor.createdAt, this.#now())) return;
       throw new AppError(
         'FORBIDDEN',
         `${action} needs a recent sign-in: send your present password as currentPassword, or sign in again and retry within 10 minutes.`,

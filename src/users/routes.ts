@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
-import type { UserLookup } from '../config.ts';
+import { PROVIDER_ID, type UserLookup } from '../config.ts';
 import { PASSWORD_INPUT_MAX } from '../passwords/hasher.ts';
 import { PASSWORD_MAX } from '../passwords/policy.ts';
 import { type ErrorRenderer, renderCodeOnly } from '../plugins/errors.ts';
@@ -24,7 +24,7 @@ import {
 import { ReauthBody } from './reauth.ts';
 import { toUser } from './repository.ts';
 import { EMAIL_MAX, NAME_MAX } from './rules.ts';
-import { type UsersService, userNotFound } from './service.ts';
+import { type AccountIdentity, type UsersService, userNotFound } from './service.ts';
 import { USER_DEEP_SORTS, USER_SORT_KEYS, type User, type UserSortKey } from './user.ts';
 
 const UserIdParams = Type.Object({
@@ -78,6 +78,31 @@ export const currentSessionFor = (users: Pick<UserWireFormat, 'userSchema'>) =>
     ),
   );
 
+/** A linked identity's public id: 32 random hex digits. */
+export const IDENTITY_ID = /^[0-9a-f]{32}$/;
+
+/** A linked provider identity, as GET /api/account and GET /api/identities show it. */
+export const IdentitySchema = Type.Object(
+  {
+    id: Type.String({
+      pattern: IDENTITY_ID.source,
+      maxLength: 32,
+      description: 'For DELETE /api/identities/{id}.',
+    }),
+    provider: Type.String({ pattern: PROVIDER_ID.source, maxLength: 32, description: 'The provider id.' }),
+    email: Type.String({ maxLength: EMAIL_MAX, description: 'The email the provider last gave for it.' }),
+    createdAt: Timestamp(),
+  },
+  { additionalProperties: false, description: 'An external identity linked to your account.' },
+);
+
+export const identityView = (identity: AccountIdentity) => ({
+  id: identity.id,
+  provider: identity.provider,
+  email: identity.email,
+  createdAt: identity.createdAt.toISOString(),
+});
+
 /** GET /api/account's answer; named per profile since it holds the profile's user. */
 export const accountComponentFor = (profile: Pick<UserWireFormat, 'userSchema'>) =>
   component(
@@ -95,21 +120,10 @@ export const accountComponentFor = (profile: Pick<UserWireFormat, 'userSchema'>)
           format: 'int32',
           description: 'How many passkeys the account has.',
         }),
-        identities: Type.Array(
-          Type.Object(
-            {
-              id: Type.String({ pattern: '^[0-9a-f]{32}$', maxLength: 32 }),
-              provider: Type.String({ pattern: '^[a-z0-9-]{1,32}$', maxLength: 32 }),
-              email: Type.String({ maxLength: EMAIL_MAX }),
-              createdAt: Timestamp(),
-            },
-            { additionalProperties: false, description: 'An external identity linked to the account.' },
-          ),
-          {
-            maxItems: 1000,
-            description: 'Linked provider identities, oldest first (the same as GET /api/identities).',
-          },
-        ),
+        identities: Type.Array(IdentitySchema, {
+          maxItems: 1000,
+          description: 'Linked provider identities, oldest first (the same as GET /api/identities).',
+        }),
         role: Type.Literal('user', {
           description: 'What the account may administer: `user` (nothing) for every account for now.',
         }),
@@ -281,7 +295,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       return {
         ...account,
         user: profile.user(account.user),
-        identities: account.identities.map((i) => ({ ...i, createdAt: i.createdAt.toISOString() })),
+        identities: account.identities.map(identityView),
       };
     },
   );

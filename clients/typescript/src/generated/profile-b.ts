@@ -989,8 +989,11 @@ export interface components {
             passkeys: number;
             /** @description Linked provider identities, oldest first (the same as GET /api/identities). */
             identities: {
+                /** @description For DELETE /api/identities/{id}. */
                 id: string;
+                /** @description The provider id. */
                 provider: string;
+                /** @description The email the provider last gave for it. */
                 email: string;
                 /** Format: date-time */
                 createdAt: string;

@@ -170,7 +170,12 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
         querystring: Type.Object(
           {
             redirectTo: Type.Optional(
-              Type.String({ maxLength: 2048, description: 'Where to go afterwards.' }),
+              // Refused past 2,048 characters as VALIDATION_FAILED, with every other bad target; the
+              // schema's bound only keeps absurd queries out.
+              Type.String({
+                maxLength: 8192,
+                description: 'Where to go afterwards (at most 2,048 characters).',
+              }),
             ),
             intent: Type.Optional(
               Type.Union([Type.Literal('signin'), Type.Literal('link')], { default: 'signin' }),
@@ -187,6 +192,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
           ...failures(
             [
               'VALIDATION_FAILED',
+              'INVALID_QUERY',
               'NOT_FOUND',
               'UNAUTHENTICATED',
               'FORBIDDEN',
@@ -197,6 +203,8 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
               notes: {
                 VALIDATION_FAILED:
                   '`redirectTo` is not a path on PUBLIC_URL or a URL on an origin of CORS_ORIGINS.',
+                INVALID_QUERY:
+                  '`intent` is neither `signin` nor `link`, or `redirectTo` is over 8,192 characters.',
                 NOT_FOUND: 'No provider has that id.',
                 UNAUTHENTICATED: '`intent=link` without a session.',
                 FORBIDDEN: '`intent=link` started by another site (Sec-Fetch-Site: cross-site or same-site).',

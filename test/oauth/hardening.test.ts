@@ -337,3 +337,126 @@ describeEachStore('Native sign-in: tokens jose cannot process', (store) => {
     assert.equal(res.json().error, 'SIGNIN_FAILED');
   });
 });
+
+describeEachStore('Provider sign-in routes: bad input, in both profiles', (store) => {
+  let provider: TestOidcProvider;
+  const apps = {} as Record<'a' | 'b', TestApp>;
+  before(async () => {
+    provider = await startOidcProvider();
+    for (const profile of ['a', 'b'] as const)
+      apps[profile] = await startApp(store, profile, {
+        oauth: oauthSettings(provider.issuer),
+        publicUrl: 'http://127.0.0.1:9',
+        throttle: { ...NO_THROTTLE },
+        encryptionKey: ENCRYPTION_KEY,
+      });
+  });
+  after(async () => {
+    for (const t of Object.values(apps)) await t?.close();
+    await provider?.close();
+  });
+
+  for (const profile of ['a', 'b'] as const) {
+    test(`[${profile}] each bad request is a 4xx {error, message}, never a 500`, async () => {
+      const t = apps[profile];
+      const expect = async (
+        res: Awaited<ReturnType<TestApp['inject']>>,
+        status: number,
+        code: string,
+        what: string,
+      ) => {
+        assert.equal(res.statusCode, status, `${what}: ${res.body}`);
+        assert.equal(res.json().error, code, what);
+        assert.equal(typeof res.json().message, 'string', what);
+      };
+      const callback = `/api/oauth/${PROVIDER}/callback`;
+      await expect(
+        await t.get(`/api/oauth/${PROVIDER}/start?redirectTo=/${'x'.repeat(3000)}`),
+        400,
+        'VALIDATION_FAILED',
+        'a long redirectTo',
+      );
+      await expect(
+        await t.get(`/api/oauth/${PROVIDER}/start?intent=bogus`),
+        400,
+        'INVALID_QUERY',
+        'an unknown intent',
+      );
+      await expect(await t.get('/api/oauth/NOPE!/start'), 404, 'NOT_FOUND', 'a malformed provider id');
+      await expect(await t.get(`${callback}?state=a&state=b&code=x`), 400, 'INVALID_TOKEN', 'two states');
+      await expect(
+        await t.get(`${callback}?state=${'A'.repeat(5000)}`),
+        400,
+        'INVALID_TOKEN',
+        'a huge state',
+      );
+      await expect(await t.get('/api/oauth/nope/callback?state=x'), 404, 'NOT_FOUND', 'an unknown provider');
+      await expect(
+        await t.inject({
+          method: 'POST',
+          url: callback,
+          headers: { 'content-type': 'text/plain' },
+          payload: 'x',
+        }),
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+        'a text body',
+      );
+      await expect(
+        await t.inject({
+          method: 'POST',
+          url: callback,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: `code=${'c'.repeat(20_000)}`,
+        }),
+        413,
+        'PAYLOAD_TOO_LARGE',
+        'a form over 16 KiB',
+      );
+      // A JSON body carries no answer: on to the GET callback with nothing, which knows no state.
+      const json = await t.post(callback, { code: 'x', state: 'y' });
+      assert.equal(json.statusCode, 303, json.body);
+      await expect(
+        await t.get(String(json.headers.location).replace('http://127.0.0.1:9', '')),
+        400,
+        'INVALID_TOKEN',
+        'the bridged GET',
+      );
+      await expect(
+        await t.post('/api/sessions/oauth', { provider: PROVIDER, idToken: 5 }),
+        400,
+        'SIGNIN_FAILED',
+        'a number for idToken',
+      );
+      await expect(
+        await t.post('/api/sessions/oauth', { provider: PROVIDER, idToken: 'x', extra: 1 }),
+        400,
+        'SIGNIN_FAILED',
+        'an unknown field',
+      );
+
+      const person = providerPerson(provider);
+      const idToken = await provider.signIdToken({
+        sub: person.sub,
+        aud: CLIENT_ID,
+        email: person.email,
+        email_verified: true,
+      });
+      const token = (await t.post('/api/sessions/oauth', { provider: PROVIDER, idToken })).json().token;
+      const auth = { authorization: `Bearer ${token}` };
+      for (const id of ['not-hex', 'A'.repeat(32), '0'.repeat(70)])
+        await expect(
+          await t.inject({ method: 'DELETE', url: `/api/identities/${id}`, headers: auth }),
+          404,
+          'NOT_FOUND',
+          `identity ${id}`,
+        );
+      await expect(
+        await t.inject({ method: 'DELETE', url: `/api/identities/${'0'.repeat(32)}` }),
+        401,
+        'UNAUTHENTICATED',
+        'no session',
+      );
+    });
+  }
+});

@@ -3210,7 +3210,7 @@ export interface operations {
     startOAuth: {
         parameters: {
             query?: {
-                /** @description Where to go afterwards. */
+                /** @description Where to go afterwards (at most 2,048 characters). */
                 redirectTo?: string;
                 intent?: "signin" | "link";
             };
@@ -3247,6 +3247,8 @@ export interface operations {
              * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
              *
              *     `VALIDATION_FAILED`: `redirectTo` is not a path on PUBLIC_URL or a URL on an origin of CORS_ORIGINS.
+             *
+             *     `INVALID_QUERY`: `intent` is neither `signin` nor `link`, or `redirectTo` is over 8,192 characters.
              */
             400: {
                 headers: {

@@ -137,6 +137,16 @@ export interface Config {
   encryptionKey: Buffer | undefined;
   /** Sign-in with providers (OAUTH_*): none configured by default. */
   oauth: OAuthConfig;
+  /** Usher as an OpenID Connect provider (oidc/), and the JWT access tokens it issues. */
+  oidc: OidcConfig;
+}
+
+/** CONTRACT "Usher as an OpenID Connect provider, and tokens for your APIs". */
+export interface OidcConfig {
+  /** OIDC_RESOURCES: the audiences (APIs) JWT access tokens may be asked for, as absolute URIs. */
+  resources: string[];
+  /** ACCESS_TOKEN_TTL_SECONDS: how long an access token is good for. */
+  accessTokenTtlSeconds: number;
 }
 
 /** CONTRACT "Sign in with a provider": the providers, in OAUTH_PROVIDERS's order. */
@@ -468,7 +478,34 @@ export function loadConfig(env: Env = process.env): Config {
         windowMs: 15 * 60 * 1000,
       },
     },
+    oidc: {
+      resources: resources(env),
+      accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 300, 30, 86_400),
+    },
   };
+}
+
+/**
+ * OIDC_RESOURCES: RFC 8707 resource indicators, each an absolute http(s) URI without a fragment,
+ * compared exactly (the `aud` a service checks), so written here as given.
+ */
+function resources(env: Env): string[] {
+  const items = list(env, 'OIDC_RESOURCES', /^\S{1,512}$/, 'absolute URIs like https://api.example.com');
+  for (const item of items) {
+    let url: URL | undefined;
+    try {
+      url = new URL(item);
+    } catch {
+      // the error below
+    }
+    if (!url || !['http:', 'https:'].includes(url.protocol) || item.includes('#')) {
+      throw new ConfigError(
+        'OIDC_RESOURCES',
+        `"${item}" is not accepted; expected absolute http(s) URIs without a fragment, like https://api.example.com`,
+      );
+    }
+  }
+  return [...new Set(items)];
 }
 
 const PRESET_NAMES: Record<(typeof OAUTH_PRESETS)[number], string> = {

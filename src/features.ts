@@ -15,6 +15,7 @@ import type { SchemaReadiness } from './db/schema-readiness.ts';
 import { healthFeature } from './health/feature.ts';
 import { mailFeature } from './mail/feature.ts';
 import { oauthFeature } from './oauth/feature.ts';
+import { oidcFeature } from './oidc/feature.ts';
 import { pagesFeature } from './pages/feature.ts';
 import { passkeysFeature } from './passkeys/feature.ts';
 import { passwordsFeature } from './passwords/feature.ts';
@@ -77,6 +78,7 @@ export const FEATURES: readonly Feature[] = [
   passkeysFeature,
   totpFeature,
   oauthFeature,
+  oidcFeature,
   recoveryFeature,
   catalogFeature,
   restFeature,

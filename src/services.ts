@@ -19,6 +19,11 @@ import { IdentitiesRepository } from './oauth/identity-repository.ts';
 import { Providers } from './oauth/providers.ts';
 import { OAuthService } from './oauth/service.ts';
 import { OAuthStatesRepository } from './oauth/state-repository.ts';
+import { OidcClientsRepository, OidcConsentsRepository } from './oidc/client-repository.ts';
+import { ClientRegistry } from './oidc/clients.ts';
+import { OidcKeysRepository } from './oidc/key-repository.ts';
+import { KeyRing } from './oidc/keys.ts';
+import { OidcModelsRepository } from './oidc/model-repository.ts';
 import { PasskeysRepository } from './passkeys/repository.ts';
 import { PasskeyService, relyingParty } from './passkeys/service.ts';
 import { PasswordHasher } from './passwords/hasher.ts';
@@ -61,6 +66,15 @@ export interface Services {
   totp: TotpService;
   /** Sign-in with providers, and the identities it links. */
   oauth: OAuthService;
+  /** Usher as an OpenID Connect provider: its clients, keys, stored models and consents. */
+  oidc: {
+    clients: ClientRegistry;
+    keys: KeyRing;
+    models: OidcModelsRepository;
+    consents: OidcConsentsRepository;
+  };
+  /** The clock every service reads (tests move it). */
+  now: Clock;
   /** Registration, email-change and passkey-options limits (users/limits.ts). */
   limits: {
     registration: RegistrationLimits;
@@ -168,6 +182,8 @@ export function createServices(config: Config, database: Database, options: Serv
     policy: config.passwordReset,
     now,
   });
+  // TOTP secrets, client secrets and the provider's keys are sealed under one key.
+  const sealingKey = keySource(config.encryptionKey, config.databaseUrl);
   const totp = new TotpService({
     totp: repos.totp,
     users: repos.users,
@@ -176,7 +192,7 @@ export function createServices(config: Config, database: Database, options: Serv
     transaction,
     accountMail,
     mail,
-    key: keySource(config.encryptionKey, config.databaseUrl),
+    key: sealingKey,
     now,
   });
   const core = new SigninCore({
@@ -223,9 +239,17 @@ export function createServices(config: Config, database: Database, options: Serv
     startLimit: usersLimits.oauthStart,
     now,
   });
+  const oidc = {
+    clients: new ClientRegistry({ clients: new OidcClientsRepository(database.db), key: sealingKey, now }),
+    keys: new KeyRing({ keys: new OidcKeysRepository(database.db), key: sealingKey, now }),
+    models: new OidcModelsRepository(database.db),
+    consents: new OidcConsentsRepository(database.db),
+  };
   return {
     hasher,
     oauth,
+    oidc,
+    now,
     users: new UsersService({
       users: repos.users,
       passwords,

@@ -27,6 +27,14 @@ Commands:
   users delete --email E           delete a user with their sessions, products and reviews
   users verify --email E           mark a user's email as verified
   mail send-test --to E            send a test message through the configured mail transport
+  clients add --name N --redirect-uri URI …
+                                   register an app that signs in through Usher (OpenID Connect)
+  clients list [--json]            list the registered apps
+  clients remove ID                remove an app (its tokens stop working)
+  clients rotate-secret ID         give an app a new secret (the old one stops working)
+  keys list [--json]               list the provider's signing keys
+  keys rotate                      new signing keys (published now, signing within a minute)
+  keys retire KID                  take an old key out of the JWKS
   migrate                          apply pending database migrations
 
 The database and settings come from the same environment variables as the server (DATABASE_URL…).
@@ -72,6 +80,38 @@ when it was accepted, 1 when it was not.`,
   'users delete': `Usage: usher users delete --email E
 
 Deletes the user with that email, with their sessions, products and reviews.`,
+  'clients add': `Usage: usher clients add --name N --redirect-uri URI [--redirect-uri URI …]
+       [--post-logout-redirect-uri URI …] [--public] [--first-party] [--grant client_credentials]
+
+Registers an app that signs in through Usher's OpenID Connect provider (issuer PUBLIC_URL/oidc) and
+prints one JSON object: {"clientId", "clientSecret"}. The secret is shown this once (kept sealed
+under ENCRYPTION_KEY); --public (a browser or mobile app, which cannot keep a secret) has none.
+Redirect URIs are compared exactly: https, http only to 127.0.0.1, [::1] or localhost, or a native
+app's reverse-domain scheme (com.example.app:/callback). --first-party: the person is never asked
+to consent (your own apps). --grant client_credentials: the app may also get tokens as itself
+(then --redirect-uri may be left out). Every client uses PKCE (S256).`,
+  'clients list': `Usage: usher clients list [--json]
+
+Prints the registered apps: a table, or with --json one JSON object per line.`,
+  'clients remove': `Usage: usher clients remove ID
+
+Removes the app: its secret, refresh tokens and consents stop working at once.`,
+  'clients rotate-secret': `Usage: usher clients rotate-secret ID
+
+Gives the app a new secret, printed as {"clientId", "clientSecret"}; the old secret stops working.`,
+  'keys list': `Usage: usher keys list [--json]
+
+Prints the provider's signing keys and what each does: signing (signs new tokens), next (published,
+signs from its time), published (verifies tokens it signed), retired (out of the JWKS).`,
+  'keys rotate': `Usage: usher keys rotate
+
+Makes new signing keys (RS256 for ID tokens, ES256 for access tokens). They are in the JWKS at once
+and sign from a minute later, by when every instance has picked them up; the old keys stay in the
+JWKS, so tokens they signed still verify, until "usher keys retire".`,
+  'keys retire': `Usage: usher keys retire KID
+
+Takes an old key out of the JWKS: tokens it signed no longer verify. Retire a key only once the
+tokens it signed have expired (ID tokens: an hour; access tokens: ACCESS_TOKEN_TTL_SECONDS).`,
   migrate: `Usage: usher migrate
 
 Applies pending migrations (servers also do this at start; this is for deploy pipelines).`,
@@ -121,6 +161,11 @@ function parseOptions(argv: string[], command: string) {
         to: { type: 'string' },
         json: { type: 'boolean' },
         'no-password': { type: 'boolean' },
+        'redirect-uri': { type: 'string', multiple: true },
+        'post-logout-redirect-uri': { type: 'string', multiple: true },
+        public: { type: 'boolean' },
+        'first-party': { type: 'boolean' },
+        grant: { type: 'string', multiple: true },
       },
     });
   } catch (error) {
@@ -135,7 +180,9 @@ function parseOptions(argv: string[], command: string) {
 async function run(argv: string[], config: Config, database: Database): Promise<number> {
   const words = argv.filter((a) => !a.startsWith('-'));
   const command =
-    words[0] === 'users' || words[0] === 'mail' ? `${words[0]} ${words[1] ?? ''}`.trim() : (words[0] ?? '');
+    words[0] === 'users' || words[0] === 'mail' || words[0] === 'clients' || words[0] === 'keys'
+      ? `${words[0]} ${words[1] ?? ''}`.trim()
+      : (words[0] ?? '');
   if (argv.includes('--help') || argv.includes('-h') || command === '' || command === 'help') {
     const text = HELP[command === 'help' ? '' : command];
     if (text === undefined) throw new UsageError(`unknown command "${command}"`);
@@ -159,7 +206,7 @@ async function run(argv: string[], config: Config, database: Database): Promise<
     console.log('migrations applied');
     return 0;
   }
-  const { users, mail } = createServices(config, database);
+  const { users, mail, oidc } = createServices(config, database);
   switch (command) {
     case 'users add': {
       const email = need('email');
@@ -233,6 +280,92 @@ async function run(argv: string[], config: Config, database: Database): Promise<
     case 'users verify': {
       const user = await users.markEmailVerified(need('email'));
       console.log(`verified the email of user ${user.id} (${visible(user.email)})`);
+      return 0;
+    }
+    case 'clients add': {
+      const created = await oidc.clients.add({
+        name: need('name'),
+        redirectUris: values['redirect-uri'] ?? [],
+        postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
+        public: values.public === true,
+        firstParty: values['first-party'] === true,
+        grants: values.grant ?? [],
+      });
+      console.log(JSON.stringify(created));
+      return 0;
+    }
+    case 'clients list': {
+      const clients = await oidc.clients.list();
+      if (values.json) for (const client of clients) console.log(visible(JSON.stringify(client), true));
+      else {
+        const rows = clients.map((c) => [
+          c.clientId,
+          visible(c.name),
+          c.public ? 'public' : 'confidential',
+          c.firstParty ? 'yes' : 'no',
+          c.redirectUris.join(' ') || '-',
+          c.grantTypes.join(' '),
+        ]);
+        console.log(
+          formatTable(['CLIENT ID', 'NAME', 'TYPE', 'FIRST PARTY', 'REDIRECT URIS', 'GRANTS'], rows, [
+            'left',
+            'left',
+            'left',
+            'left',
+            'left',
+            'left',
+          ]).join('\n'),
+        );
+      }
+      return 0;
+    }
+    case 'clients remove': {
+      const id = positionals[2];
+      if (!id) throw new UsageError('clients remove needs a client ID', command);
+      await oidc.clients.remove(id);
+      console.log(`removed client ${visible(id)}`);
+      return 0;
+    }
+    case 'clients rotate-secret': {
+      const id = positionals[2];
+      if (!id) throw new UsageError('clients rotate-secret needs a client ID', command);
+      console.log(JSON.stringify(await oidc.clients.rotateSecret(id)));
+      return 0;
+    }
+    case 'keys list': {
+      await oidc.keys.ensure();
+      const keys = await oidc.keys.list();
+      if (values.json) for (const key of keys) console.log(JSON.stringify(key));
+      else
+        console.log(
+          formatTable(
+            ['KID', 'ALG', 'STATUS', 'CREATED', 'SIGNS FROM', 'RETIRED'],
+            keys.map((k) => [
+              k.kid,
+              k.alg,
+              k.status,
+              k.createdAt.toISOString(),
+              k.signsFrom.toISOString(),
+              k.retiredAt?.toISOString() ?? '-',
+            ]),
+            ['left', 'left', 'left', 'left', 'left', 'left'],
+          ).join('\n'),
+        );
+      return 0;
+    }
+    case 'keys rotate': {
+      const keys = await oidc.keys.rotate();
+      for (const key of keys)
+        console.log(
+          `new ${key.alg} key ${key.kid}: published now, signs from ${key.signsFrom.toISOString()}`,
+        );
+      return 0;
+    }
+    case 'keys retire': {
+      const kid = positionals[2];
+      if (!kid) throw new UsageError('keys retire needs a KID', command);
+      const key = await oidc.keys.retire(kid);
+      console.log(`retired ${key.alg} key ${key.kid}: it is out of the JWKS within a minute`);
       return 0;
     }
     case 'mail send-test': {

@@ -48,6 +48,8 @@ export interface SessionsTable {
   last_seen_at: Timestamp;
   expires_at: Timestamp;
   user_agent: ColumnType<string | null, string | null | undefined, string | null>;
+  /** RFC 8176 method references of the sign-in, space-separated (sessions/ migration 0016). */
+  amr: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export type AccountTokenPurpose = 'password-reset' | 'email-verify';

@@ -24,6 +24,8 @@ const FILES = {
   'verify-email.js': 'text/javascript; charset=utf-8',
   'account.js': 'text/javascript; charset=utf-8',
   'account.css': 'text/css; charset=utf-8',
+  'interaction.js': 'text/javascript; charset=utf-8',
+  'interaction.css': 'text/css; charset=utf-8',
   // Named by the pages, so a browser does not ask for /favicon.ico (a 404) on every visit.
   'icon.svg': 'image/svg+xml',
 } as const;

@@ -61,7 +61,16 @@ export function createAccessLog(logger: FastifyBaseLogger): AccessLog | undefine
     }
     // A page may be linked with ?token= (the fragment is the norm, but apps link both ways), and a
     // provider's callback carries its code: the path says which it was, the secret stays out.
-    const url = pathOnly ? pathOf(request.url) : request.url;
+    // A request a middleware answered (the OpenID Connect provider under /oidc, mounted by middie)
+    // has its URL cut to the mount's view: the full path is logged, never its query (an
+    // authorization request's login_hint, an id_token_hint).
+    const mounted = (request.raw as { originalUrl?: string }).originalUrl;
+    const url =
+      mounted !== undefined && mounted !== request.url
+        ? pathOf(mounted)
+        : pathOnly
+          ? pathOf(request.url)
+          : request.url;
     stream.write(
       `${level}${timeText}${bindings},"reqId":${json(request.id)},"method":"${request.method}","url":${json(url)},` +
         `"statusCode":${reply.statusCode},"responseTime":${hundredths(reply.elapsedTime)},` +

@@ -98,6 +98,15 @@ export class Authenticator {
   }
 
   /**
+   * The browser's session from its cookie alone (never a Bearer token): what the OpenID Connect
+   * provider's pages and checks ask, on navigations a browser makes with its cookies.
+   */
+  browserSession(cookieHeader: string | undefined): Awaitable<ActiveSession | undefined> {
+    const cookie = cookieHeader ? fastifyCookie.parse(cookieHeader)[SESSION_COOKIE] : undefined;
+    return cookie ? this.#sessions.resolve(cookie) : undefined;
+  }
+
+  /**
    * The onRequest check of every route whose config says `auth: 'session'`: 401 UNAUTHENTICATED
    * (or 403 for a cross-site cookie) before the body is even read, so anonymous callers learn
    * nothing from validation errors. Callback style: a session known at once goes on in this turn.

@@ -76,10 +76,12 @@ export interface NewSession {
   now: Date;
   expiresAt: Date;
   userAgent: string | null;
+  /** How the session was signed in to: RFC 8176 method references, space-separated. */
+  amr: string | null;
 }
 
 /** A new session's row, as every insert of one writes it. */
-export function sessionRow({ tokenHash, publicId, userId, now, expiresAt, userAgent }: NewSession) {
+export function sessionRow({ tokenHash, publicId, userId, now, expiresAt, userAgent, amr }: NewSession) {
   return {
     token_hash: tokenHash,
     public_id: publicId,
@@ -88,6 +90,7 @@ export function sessionRow({ tokenHash, publicId, userId, now, expiresAt, userAg
     created_at: now.toISOString(),
     last_seen_at: now.toISOString(),
     expires_at: expiresAt.toISOString(),
+    amr,
   } satisfies Insertable<SessionsTable>;
 }
 
@@ -114,6 +117,16 @@ export class SessionsRepository {
         .compile(),
     );
     return mapAwaitable(runPrepared(this.#db, this.#byToken, [tokenHash]), sessionOfRows);
+  }
+
+  /** The RFC 8176 method references a session was signed in with (null: not recorded). */
+  async methodsOf(tokenHash: string): Promise<string | null> {
+    const row = await this.#db
+      .selectFrom('sessions')
+      .select('amr')
+      .where('token_hash', '=', tokenHash)
+      .executeTakeFirst();
+    return row?.amr ?? null;
   }
 
   async touch(tokenHash: string, at: Date): Promise<void> {

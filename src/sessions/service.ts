@@ -20,6 +20,8 @@ export interface StartOptions {
   userAgent?: string | undefined;
   /** A transaction's repository, so the session commits (or not) with the rest of it. */
   repository?: SessionsRepository;
+  /** How the person signed in: RFC 8176 method references (`pwd`, `otp`, `mfa`…). */
+  amr?: readonly string[] | undefined;
 }
 
 /**
@@ -97,7 +99,7 @@ export class SessionService {
    * transaction, pass its sessions repository so the session commits (or not) with the rest.
    */
   async start(userId: bigint, options: StartOptions = {}): Promise<StartedSession> {
-    const { row, started } = this.issue(userId, options.userAgent);
+    const { row, started } = this.issue(userId, options.userAgent, options.amr);
     await (options.repository ?? this.#sessions).insert(row);
     return started;
   }
@@ -106,7 +108,11 @@ export class SessionService {
    * A new session, not yet stored: the row to insert and what its owner is given once it is.
    * For a caller whose own statement stores it with other writes (a sign-in's, auth/).
    */
-  issue(userId: bigint, userAgent: string | undefined): { row: NewSession; started: StartedSession } {
+  issue(
+    userId: bigint,
+    userAgent: string | undefined,
+    amr?: readonly string[],
+  ): { row: NewSession; started: StartedSession } {
     const token = newToken();
     const now = new Date(this.#now());
     const session = { id: randomBytes(16).toString('hex'), createdAt: now, expiresAt: this.#expiry(now) };
@@ -118,6 +124,7 @@ export class SessionService {
         now,
         expiresAt: session.expiresAt,
         userAgent: userAgent?.slice(0, USER_AGENT_MAX) ?? null,
+        amr: amr && amr.length > 0 ? amr.join(' ') : null,
       },
       started: { token, session },
     };
@@ -135,6 +142,12 @@ export class SessionService {
   resolve(token: string): Awaitable<ActiveSession | undefined> {
     const tokenHash = hashToken(token);
     return mapAwaitable(this.#sessions.find(tokenHash), (session) => this.#judge(tokenHash, session));
+  }
+
+  /** How a live session was signed in to (its RFC 8176 `amr`), for the OpenID Connect provider. */
+  async methodsOf(session: ActiveSession): Promise<string[]> {
+    const amr = await this.#sessions.methodsOf(session.tokenHash);
+    return amr ? amr.split(' ') : [];
   }
 
   #judge(tokenHash: string, session: SessionRecord | undefined): Awaitable<ActiveSession | undefined> {

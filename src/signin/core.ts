@@ -147,6 +147,27 @@ export const TICKET_MAX_FAILURES = 5;
 const TICKET_FORM = /^[A-Za-z0-9_-]{43}$/;
 const digestOf = (token: string) => createHash('sha256').update(token).digest('hex');
 
+/** RFC 8176's name for what each method proves (a method not listed claims nothing of its own). */
+const METHOD_REFERENCES: Readonly<Record<string, string>> = { password: 'pwd', passkey: 'hwk', oauth: 'fed' };
+
+/**
+ * The session's `amr`, as an app signing in through Usher's provider is told it: the method's
+ * reference, `otp` for a code (TOTP or a recovery code), and `mfa` when two factors were used (a
+ * code after the method, or a passkey that verified its user).
+ */
+export function methodReferences(
+  method: SigninMethodName,
+  factor: SecondFactorKind | undefined,
+  twoFactorMethod: boolean,
+): string[] {
+  const amr: string[] = [];
+  const own = METHOD_REFERENCES[method];
+  if (own) amr.push(own);
+  if (factor) amr.push('otp');
+  if (factor || twoFactorMethod) amr.push('mfa');
+  return amr;
+}
+
 export class SigninCore {
   readonly #d: SigninCoreDeps;
   constructor(deps: SigninCoreDeps) {
@@ -294,7 +315,8 @@ export class SigninCore {
     // The token the client is to be known by, made only for a sign-in that can succeed, and only
     // for a method judged by the account's throttle (the device is the account's).
     const device = remembers && throttle.devicesOn ? throttle.deviceToRemember(attempt.device) : undefined;
-    const { row, started } = this.#d.sessions.issue(user.id, client.userAgent);
+    const amr = methodReferences(method, code?.match.kind, proof.secondFactor.by === 'method');
+    const { row, started } = this.#d.sessions.issue(user.id, client.userAgent, amr);
     const now = row.now.getTime();
     const grant = {
       session: row,

@@ -116,6 +116,7 @@ const SESSION_COLUMNS = Object.keys({
   created_at: true,
   last_seen_at: true,
   expires_at: true,
+  amr: true,
 } satisfies Record<keyof SessionValues, true>) as (keyof SessionValues)[];
 const GRANT_SLOTS = [
   ...SESSION_COLUMNS,

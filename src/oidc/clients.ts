@@ -1,0 +1,205 @@
+// The apps that sign in through Usher: registered by the operator (`usher clients …`), their
+// secrets shown once and kept sealed under ENCRYPTION_KEY (oidc-provider compares the secret a
+// client sends with the one it is given, so a one-way hash cannot serve), opened only when the
+// provider looks a client up.
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../shared/errors.ts';
+import { SecretBox } from '../totp/sealing.ts';
+import type { OidcClientsRepository, StoredClient } from './client-repository.ts';
+
+export interface NewClient {
+  name: string;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  public: boolean;
+  firstParty: boolean;
+  /** Grants beyond the authorization code and refresh ones: `client_credentials`. */
+  grants: string[];
+}
+
+/** What the provider is given for a client (oidc-provider's client metadata). */
+export interface ClientMetadata {
+  client_id: string;
+  client_secret?: string;
+  client_name: string;
+  redirect_uris: string[];
+  post_logout_redirect_uris: string[];
+  grant_types: string[];
+  response_types: string[];
+  token_endpoint_auth_method: 'client_secret_basic' | 'none';
+  usher_first_party: boolean;
+}
+
+export interface ClientView {
+  clientId: string;
+  name: string;
+  public: boolean;
+  firstParty: boolean;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  grantTypes: string[];
+  createdAt: Date;
+}
+
+const NAME_MAX = 100;
+const URI_MAX = 2048;
+const EXTRA_GRANTS = new Set(['client_credentials']);
+
+/**
+ * A redirect URI as OAuth 2.0 Security BCP (RFC 9700 §2.1) wants it: absolute, compared exactly,
+ * no fragment; https, or http only to a loopback address (a native app's, RFC 8252 §7.3), or a
+ * private-use scheme of a native app (`com.example.app:/callback`, RFC 8252 §7.1).
+ */
+export function checkRedirectUri(raw: string, option: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    // the error below
+  }
+  const loopback = url && ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
+  const ok =
+    url !== undefined &&
+    raw.length <= URI_MAX &&
+    !/\s/.test(raw) &&
+    !raw.includes('#') &&
+    url.username === '' &&
+    url.password === '' &&
+    (url.protocol === 'https:' ||
+      (url.protocol === 'http:' && loopback) ||
+      (/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol) && !url.host));
+  if (!ok) {
+    throw new AppError(
+      'VALIDATION_FAILED',
+      `${option} "${raw}" is not accepted: an absolute https URI without a fragment, http only to 127.0.0.1, [::1] or localhost, or a native app's reverse-domain scheme (com.example.app:/callback).`,
+    );
+  }
+  return raw;
+}
+
+export class ClientRegistry {
+  readonly #clients: OidcClientsRepository;
+  readonly #key: () => Buffer | undefined;
+  readonly #now: () => number;
+
+  constructor(deps: { clients: OidcClientsRepository; key: () => Buffer | undefined; now: () => number }) {
+    this.#clients = deps.clients;
+    this.#key = deps.key;
+    this.#now = deps.now;
+  }
+
+  #box(): SecretBox {
+    const key = this.#key();
+    if (!key) {
+      throw new AppError(
+        'UNAVAILABLE',
+        'Client secrets are sealed under ENCRYPTION_KEY, which is not set (on PostgreSQL it must be).',
+      );
+    }
+    return new SecretBox(key);
+  }
+
+  /** `usher clients add`: the client id, and the secret this once (none for a public client). */
+  async add(input: NewClient): Promise<{ clientId: string; clientSecret?: string }> {
+    const name = input.name.trim();
+    if (name === '' || name.length > NAME_MAX || /\p{Cc}/u.test(name))
+      throw new AppError(
+        'VALIDATION_FAILED',
+        `--name must be 1 to ${NAME_MAX} characters, no control characters.`,
+      );
+    const redirectUris = [
+      ...new Set(input.redirectUris.map((uri) => checkRedirectUri(uri, '--redirect-uri'))),
+    ];
+    const postLogout = [
+      ...new Set(
+        input.postLogoutRedirectUris.map((uri) => checkRedirectUri(uri, '--post-logout-redirect-uri')),
+      ),
+    ];
+    for (const grant of input.grants) {
+      if (!EXTRA_GRANTS.has(grant))
+        throw new AppError(
+          'VALIDATION_FAILED',
+          `--grant "${grant}" is not accepted; expected client_credentials.`,
+        );
+    }
+    const credentials = input.grants.includes('client_credentials');
+    if (credentials && input.public)
+      throw new AppError(
+        'VALIDATION_FAILED',
+        'A public client has no secret, so it cannot use client_credentials.',
+      );
+    if (redirectUris.length === 0 && !credentials)
+      throw new AppError('VALIDATION_FAILED', '--redirect-uri is required (at least one).');
+    const grantTypes = [
+      ...(redirectUris.length > 0 ? ['authorization_code', 'refresh_token'] : []),
+      ...(credentials ? ['client_credentials'] : []),
+    ];
+    const clientId = randomBytes(16).toString('base64url');
+    const secret = input.public ? undefined : randomBytes(32).toString('base64url');
+    await this.#clients.insert({
+      clientId,
+      name,
+      secretSealed: secret === undefined ? null : this.#box().seal(secret, context(clientId)),
+      redirectUris,
+      postLogoutRedirectUris: postLogout,
+      grantTypes,
+      firstParty: input.firstParty,
+      createdAt: new Date(this.#now()),
+    });
+    return secret === undefined ? { clientId } : { clientId, clientSecret: secret };
+  }
+
+  async list(): Promise<ClientView[]> {
+    return (await this.#clients.list()).map(view);
+  }
+
+  async remove(clientId: string): Promise<void> {
+    if (!(await this.#clients.remove(clientId)))
+      throw new AppError('NOT_FOUND', `No client has the id ${clientId}.`);
+  }
+
+  /** `usher clients rotate-secret`: a new secret, shown once; the old one stops working at once. */
+  async rotateSecret(clientId: string): Promise<{ clientId: string; clientSecret: string }> {
+    const client = await this.#clients.find(clientId);
+    if (!client) throw new AppError('NOT_FOUND', `No client has the id ${clientId}.`);
+    if (client.secretSealed === null)
+      throw new AppError('VALIDATION_FAILED', `The client ${clientId} is public: it has no secret.`);
+    const secret = randomBytes(32).toString('base64url');
+    await this.#clients.setSecret(clientId, this.#box().seal(secret, context(clientId)));
+    return { clientId, clientSecret: secret };
+  }
+
+  /** The provider's view of a client; undefined for an unknown id, or a secret that cannot be opened. */
+  async metadata(clientId: string): Promise<ClientMetadata | undefined> {
+    const client = await this.#clients.find(clientId);
+    if (!client) return undefined;
+    const secret =
+      client.secretSealed === null ? undefined : this.#box().open(client.secretSealed, context(clientId));
+    return {
+      client_id: client.clientId,
+      ...(secret === undefined ? {} : { client_secret: secret }),
+      client_name: client.name,
+      redirect_uris: client.redirectUris,
+      post_logout_redirect_uris: client.postLogoutRedirectUris,
+      grant_types: client.grantTypes,
+      response_types: client.grantTypes.includes('authorization_code') ? ['code'] : [],
+      token_endpoint_auth_method: secret === undefined ? 'none' : 'client_secret_basic',
+      usher_first_party: client.firstParty,
+    };
+  }
+}
+
+const context = (clientId: string) => `oidc-client:${clientId}`;
+
+function view(client: StoredClient): ClientView {
+  return {
+    clientId: client.clientId,
+    name: client.name,
+    public: client.secretSealed === null,
+    firstParty: client.firstParty,
+    redirectUris: client.redirectUris,
+    postLogoutRedirectUris: client.postLogoutRedirectUris,
+    grantTypes: client.grantTypes,
+    createdAt: client.createdAt,
+  };
+}

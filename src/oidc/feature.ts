@@ -1,0 +1,90 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import middie from '@fastify/middie';
+import type { Feature } from '../features.ts';
+import { interactionRoutes } from './interactions.ts';
+import { createOidc } from './migrations/2026-11-25-0017-oidc.ts';
+import { INTERACTION_PATH, OIDC_PREFIX, OidcHost } from './provider.ts';
+import { sessionTokenRoutes } from './session-token.ts';
+
+/**
+ * What the provider's own answers carry (they are written by oidc-provider, past Fastify's hooks):
+ * scripts only from Usher or the hash oidc-provider adds for its form_post page, no framing, no
+ * Referer. No form-action: its sign-out form and form_post page go on to the apps' addresses.
+ */
+const PROVIDER_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['x-content-type-options', 'nosniff'],
+  ['referrer-policy', 'no-referrer'],
+  [
+    'content-security-policy',
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+  ],
+];
+
+const INTERACTION_SUFFIX = INTERACTION_PATH.slice(OIDC_PREFIX.length);
+
+/**
+ * Usher as an OpenID Connect provider (issue 28): oidc-provider mounted under /oidc with
+ * @fastify/middie, Usher's login and consent pages, and POST /api/session/token.
+ */
+export const oidcFeature: Feature = {
+  name: 'oidc',
+  migrations: { '2026-11-25-0017-oidc': createOidc },
+  housekeeping: ({ oidc }) => oidc.models.deleteExpired(Date.now()),
+  routes: async (app, { services, guard, config, log }) => {
+    const { oidc, sessions, users } = services;
+    const now = services.now;
+    const host = new OidcHost({
+      settings: {
+        issuer: `${config.publicUrl}${OIDC_PREFIX}`,
+        resources: config.oidc.resources,
+        accessTokenTtlSeconds: config.oidc.accessTokenTtlSeconds,
+        proxy: config.trustProxy.length > 0,
+      },
+      keys: oidc.keys,
+      clients: oidc.clients,
+      stores: { models: oidc.models },
+      userById: async (id) => users.find(id),
+      browserSession: (cookie) => guard.browserSession(cookie),
+      endBrowserSession: async (cookie) => {
+        const session = await guard.browserSession(cookie);
+        if (session) await sessions.end(session.tokenHash);
+      },
+      now,
+      log: log.child({ component: 'oidc' }),
+    });
+    if (!oidc.keys.available)
+      log.warn(
+        'ENCRYPTION_KEY is not set: the OpenID Connect provider (/oidc) answers 503 on PostgreSQL until it is',
+      );
+
+    await app.register(middie);
+    app.use(OIDC_PREFIX, (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => {
+      // Usher's own pages under the provider's path are Fastify routes.
+      if (req.url?.startsWith(`${INTERACTION_SUFFIX}/`)) return next();
+      for (const [name, value] of PROVIDER_HEADERS) res.setHeader(name, value);
+      res.setHeader('cache-control', 'no-store');
+      if (!host.available) {
+        res.statusCode = 503;
+        res.setHeader('content-type', 'application/json; charset=utf-8');
+        res.end(
+          JSON.stringify({
+            error: 'UNAVAILABLE',
+            message: 'The OpenID Connect provider is not available: ENCRYPTION_KEY is not set.',
+          }),
+        );
+        return;
+      }
+      host.handle(req, res).catch(next);
+    });
+
+    await app.register(interactionRoutes, {
+      host,
+      sessions,
+      clients: oidc.clients,
+      consents: oidc.consents,
+      browserSession: (cookie) => guard.browserSession(cookie),
+      now,
+    });
+    await app.register(sessionTokenRoutes, { host, guard, sessions, now });
+  },
+};

@@ -1,0 +1,117 @@
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Tables } from '../db/schema.ts';
+
+/** One stored instance of an oidc-provider model, as its adapter hands it over. */
+export interface StoredModel {
+  payload: Record<string, unknown>;
+  grantId?: string | undefined;
+  uid?: string | undefined;
+  userCode?: string | undefined;
+  /** Epoch milliseconds, or undefined for no expiry. */
+  expiresAt: number | undefined;
+}
+
+const digestOf = (id: string) => createHash('sha256').update(id).digest('base64url');
+
+/**
+ * The models whose payload keeps its `jti`: a session is also found by its uid (an interaction's
+ * link to it) and must come back whole. It is no credential alone: the provider asks for the Usher
+ * session as well (oidc/provider.ts). Every other model's id is its value, kept only as a digest.
+ */
+const KEEPS_ID = new Set(['Session']);
+
+/**
+ * oidc-provider's models (oidc/tables.ts). Every lookup takes the time: an expired row reads as
+ * absent, whether or not the background purge has removed it yet.
+ */
+export class OidcModelsRepository {
+  readonly #db: Kysely<Tables>;
+  constructor(db: Kysely<Tables>) {
+    this.#db = db;
+  }
+
+  async upsert(model: string, id: string, stored: StoredModel): Promise<void> {
+    const payload = KEEPS_ID.has(model) ? stored.payload : { ...stored.payload, jti: undefined };
+    const row = {
+      payload: JSON.stringify(payload),
+      grant_id: stored.grantId ?? null,
+      uid: stored.uid ?? null,
+      user_code: stored.userCode ?? null,
+      expires_ms: stored.expiresAt ?? null,
+    };
+    await this.#db
+      .insertInto('oidc_models')
+      .values({ model, id_digest: digestOf(id), ...row })
+      .onConflict((oc) => oc.columns(['model', 'id_digest']).doUpdateSet(row))
+      .execute();
+  }
+
+  async find(model: string, id: string, now: number): Promise<Record<string, unknown> | undefined> {
+    const row = await this.#db
+      .selectFrom('oidc_models')
+      .select(['payload', 'consumed_ms'])
+      .where('model', '=', model)
+      .where('id_digest', '=', digestOf(id))
+      .where((eb) => eb.or([eb('expires_ms', 'is', null), eb('expires_ms', '>', BigInt(now))]))
+      .executeTakeFirst();
+    return row && { ...payloadOf(row), ...(KEEPS_ID.has(model) ? {} : { jti: id }) };
+  }
+
+  async findBy(
+    model: string,
+    column: 'uid' | 'user_code',
+    value: string,
+    now: number,
+  ): Promise<{ id: string; payload: Record<string, unknown> } | undefined> {
+    const row = await this.#db
+      .selectFrom('oidc_models')
+      .select(['payload', 'consumed_ms'])
+      .where('model', '=', model)
+      .where(column, '=', value)
+      .where((eb) => eb.or([eb('expires_ms', 'is', null), eb('expires_ms', '>', BigInt(now))]))
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const payload = payloadOf(row);
+    return { id: String(payload.jti), payload };
+  }
+
+  /**
+   * Spends a code or a refresh token: true only for the one use that found it unspent, so of two
+   * simultaneous exchanges exactly one goes on (the statement is atomic on both stores).
+   */
+  async consume(model: string, id: string, now: number): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('oidc_models')
+      .set({ consumed_ms: now })
+      .where('model', '=', model)
+      .where('id_digest', '=', digestOf(id))
+      .where('consumed_ms', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async destroy(model: string, id: string): Promise<void> {
+    await this.#db
+      .deleteFrom('oidc_models')
+      .where('model', '=', model)
+      .where('id_digest', '=', digestOf(id))
+      .execute();
+  }
+
+  /** Everything a grant issued (codes, tokens, the grant itself), of any model. */
+  async revokeGrant(grantId: string): Promise<void> {
+    await this.#db.deleteFrom('oidc_models').where('grant_id', '=', grantId).execute();
+  }
+
+  async deleteExpired(now: number): Promise<void> {
+    await this.#db.deleteFrom('oidc_models').where('expires_ms', '<=', BigInt(now)).execute();
+  }
+}
+
+/** The stored payload with what the row keeps apart put back: `consumed` as oidc-provider reads it. */
+function payloadOf(row: { payload: string; consumed_ms: bigint | number | null }): Record<string, unknown> {
+  const payload = JSON.parse(row.payload) as Record<string, unknown>;
+  if (row.consumed_ms !== null) payload.consumed = Math.floor(Number(row.consumed_ms) / 1000);
+  return payload;
+}

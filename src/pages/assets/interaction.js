@@ -1,0 +1,287 @@
+// The provider's page (/oidc/interaction/{uid}): an app sent the person here to sign in through
+// Usher. Signing in is Usher's JSON API with the session cookie (password with the TOTP step,
+// a passkey, a provider); once signed in, the page reloads itself and the server finishes the
+// app's sign-in from that session. Consent for a third-party app is asked here too. Text from the
+// server only ever reaches the page through textContent.
+import { say, UNREACHABLE, waitText } from './link.js';
+
+const $ = (id) => document.getElementById(id);
+const message = $('message');
+const base = location.pathname.replace(/\/+$/, '');
+
+/** Calls the API: `{status, body, error, message, retryAfter, headers}`; status 0 when unreachable. */
+async function api(method, path, body) {
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    return { status: 0, body: null, error: '', message: '', retryAfter: 0, headers: new Headers() };
+  }
+  let json = null;
+  try {
+    json = await response.json();
+  } catch {
+    // no JSON body: the status says enough
+  }
+  const retryAfter = Number.parseInt(response.headers.get('retry-after') ?? '', 10);
+  return {
+    status: response.status,
+    body: json,
+    error: typeof json?.error === 'string' ? json.error : '',
+    message: typeof json?.message === 'string' ? json.message : '',
+    retryAfter: retryAfter > 0 ? retryAfter : 0,
+    headers: response.headers,
+  };
+}
+
+function problem(answer, what) {
+  if (answer.status === 0) return UNREACHABLE;
+  if (answer.status === 429) return `Too many attempts. Try again ${waitText(answer.retryAfter)}.`;
+  if (answer.status === 400 && answer.error === 'INVALID_TOKEN')
+    return 'This sign-in has expired. Go back to the app and sign in again.';
+  return answer.message || `Something went wrong: ${what} did not happen.`;
+}
+
+function busy(button, on) {
+  button.disabled = on;
+  button.setAttribute('aria-busy', on ? 'true' : 'false');
+}
+
+/** Signed in to Usher: the server now finishes the app's sign-in from the session. */
+function signedIn() {
+  location.replace(base);
+}
+
+/** Goes where an answer of the provider says (the app, with its code or its error). */
+function follow(answer, what) {
+  if (answer.status === 200 && typeof answer.body?.location === 'string')
+    location.assign(answer.body.location);
+  else say(message, 'error', problem(answer, what));
+}
+
+// ---- email and password, with the TOTP step ----------------------------------------------------
+
+const signin = $('signin');
+signin.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const button = $('signin-submit');
+  const body = { email: $('email').value.trim(), password: $('password').value };
+  const code = $('signin-code').value.trim();
+  if (!$('signin-code-field').hidden && code) body.code = code;
+  if (!body.email || !body.password) {
+    say(message, 'error', 'Enter your email and your password.');
+    return;
+  }
+  busy(button, true);
+  const answer = await api('POST', '/api/signin', body);
+  busy(button, false);
+  if (answer.status === 200) {
+    $('password').value = '';
+    signedIn();
+  } else if (answer.headers.get('usher-second-factor') === 'totp') {
+    $('signin-code-field').hidden = false;
+    $('signin-code').focus();
+    say(
+      message,
+      'info',
+      code ? 'That code is not right. Try the current one.' : 'Enter the code from your authenticator app.',
+    );
+  } else if (answer.status === 401 || answer.status === 400) {
+    say(message, 'error', 'The email or the password is not right.');
+  } else if (answer.status === 403) {
+    say(message, 'error', answer.message || 'Confirm your email address first: follow the link in the mail.');
+  } else {
+    say(message, 'error', problem(answer, 'signing in'));
+  }
+});
+
+// ---- a passkey ---------------------------------------------------------------------------------
+
+const bytes = (text) =>
+  Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+const text = (buffer) =>
+  btoa(String.fromCharCode(...new Uint8Array(buffer)))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+
+$('passkey').addEventListener('click', async () => {
+  const button = $('passkey');
+  busy(button, true);
+  try {
+    const options = await api('POST', '/api/signin/passkey/options');
+    if (options.status !== 200) {
+      say(message, 'error', problem(options, 'signing in with a passkey'));
+      return;
+    }
+    const o = options.body;
+    let credential;
+    try {
+      credential = await navigator.credentials.get({
+        publicKey: {
+          ...o,
+          challenge: bytes(o.challenge),
+          allowCredentials: (o.allowCredentials ?? []).map((c) => ({ ...c, id: bytes(c.id) })),
+        },
+      });
+    } catch {
+      say(message, 'info', 'No passkey was used. Try again, or sign in another way.');
+      return;
+    }
+    const r = credential.response;
+    const answer = await api('POST', '/api/signin/passkey', {
+      credential: {
+        id: credential.id,
+        rawId: text(credential.rawId),
+        type: credential.type,
+        clientExtensionResults: credential.getClientExtensionResults(),
+        authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
+        response: {
+          clientDataJSON: text(r.clientDataJSON),
+          authenticatorData: text(r.authenticatorData),
+          signature: text(r.signature),
+          userHandle: r.userHandle ? text(r.userHandle) : undefined,
+        },
+      },
+    });
+    if (answer.status === 200) signedIn();
+    else if (answer.status === 401)
+      say(message, 'error', 'That passkey did not sign you in. Try another way.');
+    else say(message, 'error', problem(answer, 'signing in with a passkey'));
+  } finally {
+    busy(button, false);
+  }
+});
+
+// ---- providers ---------------------------------------------------------------------------------
+
+async function showProviders() {
+  const answer = await api('GET', '/api/oauth/providers');
+  const list = $('providers');
+  list.replaceChildren();
+  for (const provider of Array.isArray(answer.body) ? answer.body : []) {
+    const item = document.createElement('li');
+    const link = document.createElement('a');
+    link.className = 'button secondary';
+    link.textContent = `Continue with ${provider.name}`;
+    const start = new URLSearchParams({ redirectTo: base });
+    link.href = `/api/oauth/${encodeURIComponent(provider.id)}/start?${start}`;
+    item.append(link);
+    list.append(item);
+  }
+}
+
+// A provider sign-in came back: `?error=CODE`, or `#second-factor=<ticket>` when the account has TOTP.
+const landing = {
+  error: new URLSearchParams(location.search).get('error') ?? '',
+  ticket: new URLSearchParams(location.hash.slice(1)).get('second-factor') ?? '',
+};
+if (location.search || location.hash) history.replaceState(null, '', base);
+
+const LANDING_ERRORS = {
+  OAUTH_DENIED: 'The provider sign-in was cancelled.',
+  ACCOUNT_EXISTS:
+    'An account already has this email. Sign in with your password, then link the provider from your account.',
+  IDENTITY_TAKEN: 'This provider account is linked to another Usher account.',
+  SIGNUP_CLOSED: 'No account uses this provider account, and new accounts cannot be made this way.',
+  SIGNIN_FAILED: 'That sign-in did not work: the account may need its email confirmed, or try again later.',
+};
+
+$('second-factor').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const code = $('second-factor-code').value.trim();
+  if (!code) {
+    say(message, 'error', 'Enter the code from your authenticator app.');
+    return;
+  }
+  const button = $('second-factor-submit');
+  busy(button, true);
+  const answer = await api('POST', '/api/signin/second-factor', { ticket: landing.ticket, code });
+  busy(button, false);
+  if (answer.status === 200) signedIn();
+  else if (answer.headers.get('usher-second-factor') === 'totp')
+    say(message, 'error', 'That code is not right. Try the current one.');
+  else {
+    say(message, 'error', 'This sign-in has expired or had too many wrong codes. Sign in again.');
+    $('second-factor').hidden = true;
+    signin.hidden = false;
+  }
+});
+
+// ---- consent and cancelling ----------------------------------------------------------------------
+
+const SCOPE_TEXT = {
+  openid: 'Know who you are (your account id)',
+  profile: 'See your name',
+  email: 'See your email address',
+  offline_access: 'Stay signed in when you are not using it',
+};
+
+function scopeText(scope) {
+  const hash = scope.indexOf('#');
+  if (hash > 0) return `Use ${scope.slice(0, hash)} as you (${scope.slice(hash + 1)})`;
+  return SCOPE_TEXT[scope] ?? scope;
+}
+
+async function decide(decision, button) {
+  busy(button, true);
+  const answer = await api('POST', `${base}/consent`, { decision });
+  busy(button, false);
+  follow(answer, 'answering the app');
+}
+
+$('allow').addEventListener('click', (event) => decide('allow', event.currentTarget));
+$('deny').addEventListener('click', (event) => decide('deny', event.currentTarget));
+$('cancel').addEventListener('click', async (event) => {
+  const button = event.currentTarget;
+  busy(button, true);
+  const answer = await api('POST', `${base}/cancel`, {});
+  busy(button, false);
+  follow(answer, 'cancelling');
+});
+
+async function start() {
+  const answer = await api('GET', `${base}/details`);
+  if (answer.status !== 200) {
+    say(message, 'error', problem(answer, 'loading this sign-in'));
+    return;
+  }
+  const details = answer.body;
+  $('client-name').textContent = details.client.name;
+  $('client-line').hidden = false;
+  $('cancel').hidden = false;
+  if (details.prompt === 'consent') {
+    document.title = `Allow ${details.client.name}?`;
+    $('heading').textContent = `Allow ${details.client.name}?`;
+    $('consent-client').textContent = details.client.name;
+    $('consent-who').textContent = details.signedInAs ?? '';
+    const list = $('consent-scopes');
+    for (const scope of details.scopes) {
+      const item = document.createElement('li');
+      item.textContent = scopeText(scope);
+      list.append(item);
+    }
+    $('consent').hidden = false;
+    $('allow').focus();
+    return;
+  }
+  if (landing.ticket) {
+    $('second-factor').hidden = false;
+    $('second-factor-code').focus();
+    return;
+  }
+  if (landing.error)
+    say(message, 'error', LANDING_ERRORS[landing.error] ?? 'That sign-in did not work. Try again.');
+  signin.hidden = false;
+  if (details.loginHint) $('email').value = details.loginHint;
+  $('other-ways').hidden = false;
+  $('passkey').hidden = !window.PublicKeyCredential;
+  await showProviders();
+  (details.loginHint ? $('password') : $('email')).focus();
+}
+
+start();

@@ -27,9 +27,17 @@ const TokenBody = Type.Object(
 
 const TokenAnswer = Type.Object(
   {
-    accessToken: Type.String({ description: 'A JWT (typ at+jwt) for the audience, signed with ES256.' }),
+    accessToken: Type.String({
+      maxLength: 4096,
+      description: 'A JWT (typ at+jwt) for the audience, signed with ES256.',
+    }),
     tokenType: Type.Literal('Bearer'),
-    expiresIn: Type.Integer({ description: 'Seconds until it expires (ACCESS_TOKEN_TTL_SECONDS).' }),
+    expiresIn: Type.Integer({
+      format: 'int32',
+      minimum: 30,
+      maximum: 86_400,
+      description: 'Seconds until it expires (ACCESS_TOKEN_TTL_SECONDS).',
+    }),
   },
   { additionalProperties: false },
 );

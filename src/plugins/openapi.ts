@@ -25,7 +25,10 @@ const TAGS = [
   { name: 'users', description: 'Look up, register, change and delete users.' },
   {
     name: 'sessions',
-    description: 'Sign in (password, TOTP code, passkey), who am I, list and revoke sessions.',
+    description:
+      'Sign in (password, TOTP code, passkey), who am I, list and revoke sessions, and a JWT access token ' +
+      "for your APIs from a session. Usher's OpenID Connect provider (for other apps) is described by its " +
+      'own discovery document, /oidc/.well-known/openid-configuration, not here.',
   },
   {
     name: 'provider sign-in',

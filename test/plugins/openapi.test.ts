@@ -30,6 +30,7 @@ const COMMON = [
   'GET /api/oauth/{provider}/callback',
   'POST /api/oauth/{provider}/callback',
   'POST /api/sessions/oauth',
+  'POST /api/session/token',
   'GET /api/passkeys',
   'DELETE /api/passkeys/{id}',
   'POST /api/signin/passkey/options',

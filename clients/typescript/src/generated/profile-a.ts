@@ -506,6 +506,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/session/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A JWT access token for one of your APIs, from this session
+         * @description For first-party apps that sign in with POST /api/signin: a JWT access token (RFC 9068: typ at+jwt; iss, sub, aud, exp, iat, jti, client_id "usher", scope, auth_time) for an audience of OIDC_RESOURCES, signed with the provider's current ES256 key: an API verifies it from the JWKS at /oidc/jwks alone. Lifetime ACCESS_TOKEN_TTL_SECONDS.
+         */
+        post: operations["sessionToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/password/forgot": {
         parameters: {
             query?: never;
@@ -3743,6 +3763,85 @@ export interface operations {
                 };
             };
             /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    sessionToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The API the token is for: one of OIDC_RESOURCES, exactly as configured. */
+                    audience: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A JWT (typ at+jwt) for the audience, signed with ES256. */
+                        accessToken: string;
+                        /** @enum {string} */
+                        tokenType: "Bearer";
+                        /**
+                         * Format: int32
+                         * @description Seconds until it expires (ACCESS_TOKEN_TTL_SECONDS).
+                         */
+                        expiresIn: number;
+                    };
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The audience is not one of OIDC_RESOURCES.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The provider has no keys: ENCRYPTION_KEY is not set on PostgreSQL. */
             503: {
                 headers: {
                     /** @description Seconds to wait, when the server is busy rather than down. */

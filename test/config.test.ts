@@ -344,3 +344,38 @@ describe('account lifecycle settings (issue 13)', () => {
     assertRejected({ PRODUCTS_MAX_PER_MINUTE: '60001' }, 'PRODUCTS_MAX_PER_MINUTE');
   });
 });
+
+describe('OIDC_RESOURCES and ACCESS_TOKEN_TTL_SECONDS (Usher as an OpenID Connect provider)', () => {
+  test('none by default; access tokens live 300 s', () => {
+    const config = loadConfig({});
+    assert.deepEqual(config.oidc.resources, []);
+    assert.equal(config.oidc.accessTokenTtlSeconds, 300);
+  });
+
+  test('a comma-separated list of absolute http(s) URIs, kept as written, duplicates once', () => {
+    const config = loadConfig({
+      OIDC_RESOURCES: 'https://api.example.com, https://billing.example.com/v1,https://api.example.com',
+    });
+    assert.deepEqual(config.oidc.resources, ['https://api.example.com', 'https://billing.example.com/v1']);
+  });
+
+  test('a relative URI, another scheme, a fragment or a space inside are refused, naming the setting', () => {
+    for (const bad of [
+      'api.example.com',
+      '/api',
+      'urn:example:api',
+      'https://api.example.com#x',
+      'ftp://a.example',
+    ]) {
+      const error = assertRejected({ OIDC_RESOURCES: bad }, 'OIDC_RESOURCES');
+      assert.match(error.message, /absolute/);
+    }
+  });
+
+  test('ACCESS_TOKEN_TTL_SECONDS from 30 s to a day', () => {
+    assert.equal(loadConfig({ ACCESS_TOKEN_TTL_SECONDS: '30' }).oidc.accessTokenTtlSeconds, 30);
+    assert.equal(loadConfig({ ACCESS_TOKEN_TTL_SECONDS: '86400' }).oidc.accessTokenTtlSeconds, 86_400);
+    for (const bad of ['0', '29', '86401', 'ten', '-5'])
+      assertRejected({ ACCESS_TOKEN_TTL_SECONDS: bad }, 'ACCESS_TOKEN_TTL_SECONDS');
+  });
+});

@@ -77,7 +77,7 @@ export class OidcClientsRepository {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  /** The client and what it was given (its consents go by cascade, its grants and tokens here). */
+  /** The client; its consents go by cascade, and its grants and tokens are refused from then on (its lookup fails). */
   async remove(clientId: string): Promise<boolean> {
     const result = await this.#db
       .deleteFrom('oidc_clients')

@@ -85,7 +85,7 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
     return {
       login: {
         accountId: session.userId.toString(),
-        amr: await deps.sessions.methodsOf(session),
+        amr: deps.sessions.methodsOf(session),
         ts: Math.floor(session.createdAt.getTime() / 1000),
         remember: true,
       },

@@ -10,7 +10,7 @@ import type { OidcKeysRepository, StoredKey } from './key-repository.ts';
 
 /** ID tokens: RS256, the algorithm every OpenID Connect client must accept (Core 1.0 §15.1). */
 export const ID_TOKEN_ALG = 'RS256';
-/** Access tokens (RFC 9068): ES256, a tenth of RS256's signing CPU (docs/benchmarks.md, round 11). */
+/** Access tokens (RFC 9068): ES256, about a quarter of RS256's signing CPU (docs/benchmarks.md, round 11). */
 export const ACCESS_TOKEN_ALG = 'ES256';
 const SIGNING_ALGS = [ID_TOKEN_ALG, ACCESS_TOKEN_ALG] as const;
 

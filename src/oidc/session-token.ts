@@ -90,7 +90,7 @@ export const sessionTokenRoutes: FastifyPluginAsyncTypebox<{
       const { SignJWT } = await import('jose');
       const ttl = host.settings.accessTokenTtlSeconds;
       const issuedAt = Math.floor(now() / 1000);
-      const amr = await sessions.methodsOf(session);
+      const amr = sessions.methodsOf(session);
       const accessToken = await new SignJWT({
         client_id: SESSION_CLIENT_ID,
         scope: 'openid profile email',

@@ -20,11 +20,13 @@ export interface SessionRecord {
   createdAt: Date;
   lastSeenAt: Date;
   expiresAt: Date;
+  /** How it was signed in to: RFC 8176 method references, space-separated (null: not recorded). */
+  amr: string | null;
   owner: SessionOwnerRow;
 }
 
 /** A session as its owner sees it in their list. */
-export interface ListedSession extends Omit<SessionRecord, 'userId' | 'owner'> {
+export interface ListedSession extends Omit<SessionRecord, 'userId' | 'owner' | 'amr'> {
   userAgent: string | null;
 }
 
@@ -41,6 +43,7 @@ const FOUND_COLUMNS = [
   'sessions.created_at',
   'sessions.last_seen_at',
   'sessions.expires_at',
+  'sessions.amr',
   'users.email as owner_email',
   'users.name as owner_name',
   'users.created_at as owner_created_at',
@@ -59,6 +62,7 @@ function sessionOfRows(rows: readonly Tuple[]): SessionRecord | undefined {
     createdAt: row[FOUND.created_at] as Date,
     lastSeenAt: row[FOUND.last_seen_at] as Date,
     expiresAt: row[FOUND.expires_at] as Date,
+    amr: row[FOUND.amr] as string | null,
     owner: {
       id: userId,
       email: row[FOUND.owner_email] as string,
@@ -117,16 +121,6 @@ export class SessionsRepository {
         .compile(),
     );
     return mapAwaitable(runPrepared(this.#db, this.#byToken, [tokenHash]), sessionOfRows);
-  }
-
-  /** The RFC 8176 method references a session was signed in with (null: not recorded). */
-  async methodsOf(tokenHash: string): Promise<string | null> {
-    const row = await this.#db
-      .selectFrom('sessions')
-      .select('amr')
-      .where('token_hash', '=', tokenHash)
-      .executeTakeFirst();
-    return row?.amr ?? null;
   }
 
   async touch(tokenHash: string, at: Date): Promise<void> {

@@ -45,6 +45,8 @@ export interface ActiveSession {
   id: string;
   createdAt: Date;
   expiresAt: Date;
+  /** How it was signed in to (RFC 8176, space-separated), read with the session; null: not recorded. */
+  amr: string | null;
   /** The user's row as it was when the session was checked, at the start of this request. */
   owner: SessionOwnerRow;
 }
@@ -145,9 +147,8 @@ export class SessionService {
   }
 
   /** How a live session was signed in to (its RFC 8176 `amr`), for the OpenID Connect provider. */
-  async methodsOf(session: ActiveSession): Promise<string[]> {
-    const amr = await this.#sessions.methodsOf(session.tokenHash);
-    return amr ? amr.split(' ') : [];
+  methodsOf(session: ActiveSession): string[] {
+    return session.amr ? session.amr.split(' ') : [];
   }
 
   #judge(tokenHash: string, session: SessionRecord | undefined): Awaitable<ActiveSession | undefined> {
@@ -161,6 +162,7 @@ export class SessionService {
       id: session.id,
       createdAt: session.createdAt,
       expiresAt: session.expiresAt,
+      amr: session.amr,
       owner: session.owner,
     };
     if (now - session.lastSeenAt.getTime() >= Math.min(TOUCH_INTERVAL_MS, this.#policy.idleTtlMs / 10))

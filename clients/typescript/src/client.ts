@@ -248,6 +248,11 @@ export interface UsherClient<P extends Profile> {
    * session token, sent as `Authorization: Bearer` from then on.
    */
   signInWithIdToken(input: IdTokenSignIn): Promise<Success<User<P>> | IdTokenFailure<P>>;
+  /**
+   * A JWT access token for one of your APIs (an audience of the server's OIDC_RESOURCES), made from
+   * this session: POST /api/session/token. Send it to the API as `Authorization: Bearer`.
+   */
+  accessToken(audience: string): Promise<ResultOf<Paths<P>['/api/session/token']['post']>>;
   /** Who is signed in: GET /api/session (401 UNAUTHENTICATED without a session). */
   whoAmI(): Promise<ResultOf<Paths<P>['/api/session']['get']>>;
   /** Ends the session (POST /api/signout) and forgets the token; signing out twice is fine. */
@@ -417,6 +422,8 @@ export function createUsherClient<P extends Profile>(options: UsherClientOptions
     ...(call as Pick<UsherClient<P>, 'GET' | 'POST' | 'PUT' | 'DELETE'>),
     signIn: signIn as UsherClient<P>['signIn'],
     whoAmI: (() => call.GET('/api/session')) as UsherClient<P>['whoAmI'],
+    accessToken: ((audience: string) =>
+      call.POST('/api/session/token', { body: { audience } })) as UsherClient<P>['accessToken'],
     providerSignInUrl,
     readProviderLanding,
     finishSignIn: finishSignIn as UsherClient<P>['finishSignIn'],

@@ -24,7 +24,7 @@ function toClient(row: Selectable<OidcClientsTable>): StoredClient {
     redirectUris: words(row.redirect_uris),
     postLogoutRedirectUris: words(row.post_logout_redirect_uris),
     grantTypes: words(row.grant_types),
-    firstParty: row.first_party === 1,
+    firstParty: Number(row.first_party) === 1,
     createdAt: new Date(row.created_at),
   };
 }

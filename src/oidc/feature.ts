@@ -42,6 +42,7 @@ export const oidcFeature: Feature = {
       },
       keys: oidc.keys,
       clients: oidc.clients,
+      consents: oidc.consents,
       stores: { models: oidc.models },
       userById: async (id) => users.find(id),
       browserSession: (cookie) => guard.browserSession(cookie),

@@ -73,14 +73,14 @@ export function interactionPage(): string {
     <section id="consent" hidden aria-labelledby="heading">
       <p><strong id="consent-client"></strong> asks to:</p>
       <ul id="consent-scopes" class="scopes"></ul>
-      <p class="hint">Signed in as <span id="consent-who"></span>.</p>
+      <p id="consent-who-line" class="hint" hidden>Signed in as <span id="consent-who"></span>.</p>
       <div class="row">
         <button id="allow" type="button">Allow</button>
         <button id="deny" type="button" class="secondary">Deny</button>
       </div>
     </section>
 
-    <p class="cancel"><button id="cancel" type="button" class="link" hidden>Cancel and go back to the app</button></p>`,
+    <p id="cancel-line" class="cancel" hidden><button id="cancel" type="button" class="link">Cancel and go back to the app</button></p>`,
     '/pages/interaction.js',
   );
 }

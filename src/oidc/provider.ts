@@ -11,6 +11,7 @@ import type { ActiveSession } from '../sessions/service.ts';
 import type { Awaitable } from '../shared/awaitable.ts';
 import type { User } from '../users/user.ts';
 import { type AdapterStores, adapterFactory } from './adapter.ts';
+import type { OidcConsentsRepository } from './client-repository.ts';
 import type { ClientRegistry } from './clients.ts';
 import {
   ACCESS_TOKEN_ALG,
@@ -41,6 +42,7 @@ export interface OidcHostDeps {
   settings: OidcSettings;
   keys: KeyRing;
   clients: ClientRegistry;
+  consents: Pick<OidcConsentsRepository, 'find'>;
   stores: AdapterStores;
   userById(id: bigint): Promise<User | undefined>;
   /** The browser's Usher session, from its cookie. */
@@ -57,6 +59,41 @@ type OidcModule = typeof import('oidc-provider');
 export interface SigningKey {
   kid: string;
   key: KeyObject;
+}
+
+/** Claims every ID token may carry without consent (oidc-provider's own list). */
+const NON_REJECTABLE = new Set(['sub', 'sid', 'auth_time', 'acr', 'amr', 'iss']);
+
+/**
+ * What an authorization asks for, as oidc-provider's consent prompt reckons it: its OpenID scopes
+ * and claims, each resource's scopes, and all of it as the items a consent is remembered by
+ * (`scope`, `resource#scope`).
+ */
+export function requested(ctx: KoaContextWithOIDC): {
+  scopes: string[];
+  claims: string[];
+  resources: Array<[string, string[]]>;
+  items: string[];
+} {
+  const { oidc } = ctx;
+  const scopes = [...oidc.requestParamOIDCScopes];
+  const claims = [...oidc.requestParamClaims].filter((claim) => !NON_REJECTABLE.has(claim));
+  const resources = Object.entries(oidc.resourceServers ?? {}).map(
+    ([resource, server]) =>
+      [resource, [...oidc.requestParamScopes].filter((scope) => server.scopes.has(scope))] as [
+        string,
+        string[],
+      ],
+  );
+  return {
+    scopes,
+    claims,
+    resources: resources.filter(([, granted]) => granted.length > 0),
+    items: [
+      ...scopes,
+      ...resources.flatMap(([resource, granted]) => granted.map((scope) => `${resource}#${scope}`)),
+    ],
+  };
 }
 
 /** The `sub` of a user: the id in decimal (CONTRACT). */
@@ -160,6 +197,34 @@ export class OidcHost {
     });
   }
 
+  /**
+   * The grant an authorization goes on with: the one the session holds for the client, extended
+   * without asking when the person need not be asked: a first-party client, or a third-party one
+   * whose every requested scope the person agreed to before (oidc/interactions.ts remembers them).
+   */
+  #grants(): NonNullable<Configuration['loadExistingGrant']> {
+    const d = this.#d;
+    return async (ctx) => {
+      const { oidc } = ctx;
+      const client = oidc.client!;
+      const grantId = oidc.result?.consent?.grantId || oidc.session!.grantIdFor(client.clientId);
+      const existing = grantId ? await oidc.provider.Grant.find(grantId) : undefined;
+      const accountId = oidc.session!.accountId;
+      if (!accountId || (existing && existing.accountId !== accountId)) return existing;
+      const asked = requested(ctx);
+      if (!(client.metadata() as { usher_first_party?: boolean }).usher_first_party) {
+        const agreed = await d.consents.find(BigInt(accountId), client.clientId);
+        if (!asked.items.every((item) => agreed.has(item))) return existing;
+      }
+      const grant = existing ?? new oidc.provider.Grant({ accountId, clientId: client.clientId });
+      if (asked.scopes.length > 0) grant.addOIDCScope(asked.scopes.join(' '));
+      if (asked.claims.length > 0) grant.addOIDCClaims(asked.claims);
+      for (const [resource, scopes] of asked.resources) grant.addResourceScope(resource, scopes.join(' '));
+      await grant.save();
+      return grant;
+    };
+  }
+
   #configuration(
     keys: KeySnapshot,
     errors: OidcModule['errors'],
@@ -168,18 +233,57 @@ export class OidcHost {
     const { settings } = this.#d;
     const d = this.#d;
     const resources = new Set(settings.resources);
+    const findAccount: Configuration['findAccount'] = async (_ctx, sub) => {
+      if (!SUBJECT.test(sub)) return undefined;
+      const user = await d.userById(BigInt(sub));
+      if (!user) return undefined;
+      return {
+        accountId: sub,
+        claims: () => ({ sub, name: user.name, email: user.email, email_verified: user.emailVerified }),
+      };
+    };
+    const loadExistingGrant = this.#grants();
     const interactions = policy.base();
-    // The provider's own session stands only while the Usher session it came from does: signing
-    // out of Usher (or a session ended by a password change) signs the person out here as well.
-    interactions.get('login')!.checks.add(
-      new policy.Check('usher_session', 'The Usher session has ended', async (ctx) => {
-        const accountId = ctx.oidc.session?.accountId;
-        if (!accountId) return policy.Check.NO_NEED_TO_PROMPT;
-        const session = await d.browserSession(ctx.get('cookie') || undefined);
-        return session?.userId.toString() === accountId
-          ? policy.Check.NO_NEED_TO_PROMPT
-          : policy.Check.REQUEST_PROMPT;
+    // The provider's own session is the browser's Usher session. This check takes the place of the
+    // library's `no_session` (a prompt's checks run side by side, so it cannot run before it): a
+    // browser without a Usher session signs in, also when its provider session outlived the Usher
+    // one (signed out, a password change, an admin); a browser with a Usher session and no
+    // provider session yet is signed in from it at once, as the interaction page would, so
+    // prompt=none works for it too. A Usher session of another person than the provider
+    // session's goes through the interaction page.
+    const login = interactions.get('login')!;
+    login.checks.remove('no_session');
+    login.checks.add(
+      new policy.Check('no_session', 'End-User authentication is required', async (ctx) => {
+        const { oidc } = ctx;
+        const accountId = oidc.session?.accountId;
+        const usher = await d.browserSession(ctx.get('cookie') || undefined);
+        if (!usher) return policy.Check.REQUEST_PROMPT;
+        const userId = usher.userId.toString();
+        if (accountId)
+          return accountId === userId ? policy.Check.NO_NEED_TO_PROMPT : policy.Check.REQUEST_PROMPT;
+        const account = await findAccount(ctx, userId);
+        if (!account) return policy.Check.REQUEST_PROMPT;
+        oidc.session!.loginAccount({
+          accountId: userId,
+          loginTs: Math.floor(usher.createdAt.getTime() / 1000),
+          amr: usher.amr ? usher.amr.split(' ') : [],
+        });
+        // What the authorization's loadAccount and loadGrant steps would have found, had the
+        // session been there when they ran.
+        oidc.entity('Account', account);
+        const grant = await loadExistingGrant(ctx);
+        if (grant) {
+          oidc.session!.ensureClientContainer(oidc.client!.clientId);
+          oidc.session!.grantIdFor(oidc.client!.clientId, grant.jti);
+        }
+        oidc.entity(
+          'Grant',
+          grant ?? new oidc.provider.Grant({ accountId: userId, clientId: oidc.client!.clientId }),
+        );
+        return policy.Check.NO_NEED_TO_PROMPT;
       }),
+      0,
     );
     return {
       adapter: adapterFactory(this.#d.stores, this.#d.clients, errors),
@@ -190,20 +294,8 @@ export class OidcHost {
         long: { signed: true, httpOnly: true, sameSite: 'lax' },
         short: { signed: true, httpOnly: true, sameSite: 'lax' },
       },
-      findAccount: async (_ctx, sub) => {
-        if (!SUBJECT.test(sub)) return undefined;
-        const user = await d.userById(BigInt(sub));
-        if (!user) return undefined;
-        return {
-          accountId: sub,
-          claims: () => ({
-            sub,
-            name: user.name,
-            email: user.email,
-            email_verified: user.emailVerified,
-          }),
-        };
-      },
+      findAccount,
+      loadExistingGrant,
       // Standalone claims (null): present whenever the session has them, in every ID token.
       claims: {
         acr: null,

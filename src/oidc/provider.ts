@@ -185,14 +185,26 @@ export class OidcHost {
     await (provider.callback() as (req: IncomingMessage, res: ServerResponse) => Promise<void>)(req, res);
   }
 
-  /** RP-initiated logout ends the Usher session too, or the next sign-in would find it and skip the login. */
+  /**
+   * RP-initiated logout ends the Usher session too, or the next sign-in would find it and skip the
+   * login. Only a confirmed logout the provider carried out (not a refused form), and only the Usher
+   * session of the person whose provider session ended: the library also posts this form itself
+   * to end a previous person's provider session, which must not sign out the person now here.
+   */
   #endsUsherSessionOnLogout(provider: Provider): void {
     provider.use(async (ctx, next) => {
       await next();
-      const params = (ctx as KoaContextWithOIDC).oidc?.params;
-      if (ctx.method === 'POST' && ctx.path === '/session/end/confirm' && params?.logout) {
-        await this.#d.endBrowserSession(ctx.get('cookie') || undefined);
-        ctx.append('set-cookie', 'usher_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax');
+      const oidc = (ctx as KoaContextWithOIDC).oidc;
+      if (ctx.method !== 'POST' || ctx.path !== '/session/end/confirm' || !oidc?.params?.logout) return;
+      if (ctx.status >= 400) return;
+      const cookie = ctx.get('cookie') || undefined;
+      const usher = await this.#d.browserSession(cookie);
+      if (usher && usher.userId.toString() === oidc.session?.accountId) {
+        await this.#d.endBrowserSession(cookie);
+        ctx.append(
+          'set-cookie',
+          `usher_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${ctx.secure ? '; Secure' : ''}`,
+        );
       }
     });
   }
@@ -254,7 +266,7 @@ export class OidcHost {
     const login = interactions.get('login')!;
     login.checks.remove('no_session');
     login.checks.add(
-      new policy.Check('no_session', 'End-User authentication is required', async (ctx) => {
+      new policy.Check('no_session', 'End-User authentication is required', 'login_required', async (ctx) => {
         const { oidc } = ctx;
         const accountId = oidc.session?.accountId;
         const usher = await d.browserSession(ctx.get('cookie') || undefined);

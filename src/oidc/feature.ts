@@ -23,6 +23,27 @@ const PROVIDER_HEADERS: ReadonlyArray<readonly [string, string]> = [
 const INTERACTION_SUFFIX = INTERACTION_PATH.slice(OIDC_PREFIX.length);
 
 /**
+ * oidc-provider (Koa) believes X-Forwarded-* from anyone once `proxy` is on, where Fastify believes
+ * them only from the addresses of TRUST_PROXY. The provider is given Fastify's verdict instead
+ * (middie copies the request's protocol and address onto the raw request; the host is the
+ * Host header, as the issuer is PUBLIC_URL whatever the request says): a client that
+ * reaches Usher directly cannot pass itself off as https or as another host.
+ */
+function trustedForwarding(req: IncomingMessage): void {
+  const judged = req as IncomingMessage & { protocol?: string; ip?: string };
+  for (const name of [
+    'x-forwarded-proto',
+    'x-forwarded-host',
+    'x-forwarded-for',
+    'x-forwarded-port',
+    'forwarded',
+  ])
+    delete req.headers[name];
+  if (judged.protocol) req.headers['x-forwarded-proto'] = judged.protocol;
+  if (judged.ip) req.headers['x-forwarded-for'] = judged.ip;
+}
+
+/**
  * Usher as an OpenID Connect provider (issue 28): oidc-provider mounted under /oidc with
  * @fastify/middie, Usher's login and consent pages, and POST /api/session/token.
  */
@@ -62,6 +83,7 @@ export const oidcFeature: Feature = {
     app.use(OIDC_PREFIX, (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => {
       // Usher's own pages under the provider's path are Fastify routes.
       if (req.url?.startsWith(`${INTERACTION_SUFFIX}/`)) return next();
+      trustedForwarding(req);
       for (const [name, value] of PROVIDER_HEADERS) res.setHeader(name, value);
       res.setHeader('cache-control', 'no-store');
       if (!host.available) {

@@ -122,6 +122,7 @@ export function createServices(config: Config, database: Database, options: Serv
     limits: new LimitEventsRepository(db),
     tickets: new SigninTicketsRepository(db),
     identities: new IdentitiesRepository(db, { rowLocks }),
+    appAccess: new OidcModelsRepository(db),
   });
   const repos = repositories(database.db);
   const transaction = inTransaction(database.db, repositories);

@@ -27,6 +27,7 @@ export interface ClientMetadata {
   grant_types: string[];
   response_types: string[];
   token_endpoint_auth_method: 'client_secret_basic' | 'none';
+  application_type: 'web' | 'native';
   usher_first_party: boolean;
 }
 
@@ -42,13 +43,15 @@ export interface ClientView {
 }
 
 const NAME_MAX = 100;
+/** A native app's private-use scheme: a reverse domain name (RFC 8252 §7.1), `com.example.app:`. */
+const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/;
 const URI_MAX = 2048;
 const EXTRA_GRANTS = new Set(['client_credentials']);
 
 /**
- * A redirect URI as OAuth 2.0 Security BCP (RFC 9700 §2.1) wants it: absolute, compared exactly,
- * no fragment; https, or http only to a loopback address (a native app's, RFC 8252 §7.3), or a
- * private-use scheme of a native app (`com.example.app:/callback`, RFC 8252 §7.1).
+ * A redirect URI as OAuth 2.0 Security BCP (RFC 9700 §2.1) wants it: absolute, compared exactly
+ * (but the port of a native app's loopback URI), no fragment; https, or http only to a loopback
+ * address, or a private-use scheme of a native app (`com.example.app:/callback`, RFC 8252 §7.1).
  */
 export function checkRedirectUri(raw: string, option: string): string {
   let url: URL | undefined;
@@ -67,7 +70,7 @@ export function checkRedirectUri(raw: string, option: string): string {
     url.password === '' &&
     (url.protocol === 'https:' ||
       (url.protocol === 'http:' && loopback) ||
-      (/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol) && !url.host));
+      (PRIVATE_USE_SCHEME.test(url.protocol) && !url.host));
   if (!ok) {
     throw new AppError(
       'VALIDATION_FAILED',
@@ -184,12 +187,29 @@ export class ClientRegistry {
       grant_types: client.grantTypes,
       response_types: client.grantTypes.includes('authorization_code') ? ['code'] : [],
       token_endpoint_auth_method: secret === undefined ? 'none' : 'client_secret_basic',
+      application_type: nativeApp(client) ? 'native' : 'web',
       usher_first_party: client.firstParty,
     };
   }
 }
 
 const context = (clientId: string) => `oidc-client:${clientId}`;
+
+const isLoopbackHttp = (url: URL) =>
+  url.protocol === 'http:' && ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
+
+/**
+ * A native app (RFC 8252), as oidc-provider must be told: one that comes back on a private-use
+ * scheme, or a public client that comes back only to the loopback interface (a desktop app, which
+ * may listen on any port: RFC 8252 §7.3, which the library applies to native clients). A native
+ * client is always shown the consent step by the library (another app may claim its scheme);
+ * Usher's page passes it at once for first-party apps and agreed scopes.
+ */
+function nativeApp(client: StoredClient): boolean {
+  const uris = client.redirectUris.map((uri) => new URL(uri));
+  if (uris.some((url) => PRIVATE_USE_SCHEME.test(url.protocol))) return true;
+  return client.secretSealed === null && uris.length > 0 && uris.every(isLoopbackHttp);
+}
 
 function view(client: StoredClient): ClientView {
   return {

@@ -4,6 +4,7 @@
 // the provider's login, with `auth_time` and `amr` as that session was signed in. A browser that
 // already has a session is not asked again (unless prompt=login, max_age or a hint wants a new
 // sign-in). Consent: never for first-party clients; once per scope set for the others.
+import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { InteractionResults, default as Provider } from 'oidc-provider';
@@ -26,8 +27,8 @@ const FRESH_REASONS = new Set([
   'essential_acr',
   'essential_acrs',
 ]);
-/** Clock slack between the interaction's `iat` (seconds) and the session's creation (milliseconds). */
-const SLACK_MS = 1000;
+/** The Usher session a browser had when an app asked for a new sign-in (see usableSession). */
+const REAUTH_COOKIE = 'usher_reauth';
 const UID = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
 
 export interface InteractionDeps {
@@ -64,19 +65,37 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
     }
   }
 
-  /** The browser's Usher session, if it may stand for this interaction's login. */
+  /**
+   * The browser's Usher session, if it may stand for this interaction's login. When the app wants
+   * a new sign-in (prompt=login, a hint, an essential acr), the session the browser had when it
+   * first came to this page never counts: the first visit notes it in a cookie of this page's own
+   * path (a session's creation time, in seconds against the interaction's, could not tell a
+   * sign-in just before the request from one just after). max_age is a matter of time.
+   */
   async function usableSession(
     request: FastifyRequest,
+    reply: FastifyReply,
     details: Details,
   ): Promise<ActiveSession | undefined> {
     const session = await deps.browserSession(request.headers.cookie);
+    if (details.prompt.reasons.some((reason) => FRESH_REASONS.has(reason))) {
+      const noted = fastifyCookie.parse(request.headers.cookie ?? '')[REAUTH_COOKIE];
+      const mark = (id: string | undefined) => `${details.uid}.${id ?? '-'}`;
+      if (noted === undefined || !noted.startsWith(`${details.uid}.`)) {
+        reply.setCookie(REAUTH_COOKIE, mark(session?.id), {
+          path: `${INTERACTION_PATH}/${details.uid}`,
+          httpOnly: true,
+          sameSite: 'lax',
+          secure: request.protocol === 'https',
+          maxAge: 600,
+        });
+        return undefined;
+      }
+      if (!session || noted === mark(session.id)) return undefined;
+    }
     if (!session) return undefined;
-    const reasons = details.prompt.reasons;
-    const created = session.createdAt.getTime();
-    const startedAt = Number(details.iat) * 1000 - SLACK_MS;
-    if (reasons.some((reason) => FRESH_REASONS.has(reason)) && created < startedAt) return undefined;
     const maxAge = details.params.max_age;
-    if (maxAge !== undefined && created < startedAt && deps.now() - created > Number(maxAge) * 1000)
+    if (maxAge !== undefined && deps.now() - session.createdAt.getTime() > Number(maxAge) * 1000)
       return undefined;
     return session;
   }
@@ -128,6 +147,13 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
     const client = await deps.clients.metadata(String(details.params.client_id));
     if (!client) return false;
     if (client.usher_first_party) return true;
+    // prompt=consent asks again, whatever was agreed before.
+    if (
+      String(details.params.prompt ?? '')
+        .split(' ')
+        .includes('consent')
+    )
+      return false;
     const accountId = details.session?.accountId;
     if (!accountId) return false;
     const agreed = await deps.consents.find(BigInt(accountId), client.client_id);
@@ -141,7 +167,8 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
       .send(
         errorPage(
           'interaction_expired',
-          'This sign-in has expired or was opened in another browser. Go back to the app and sign in again.',
+          'This sign-in has expired or was opened in another browser.',
+          'Go back to the app and sign in again.',
         ),
       );
   }
@@ -171,7 +198,7 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
       if (details.uid !== request.params.uid) return gonePage(reply);
       let result: InteractionResults | undefined;
       if (details.prompt.name === 'login') {
-        const session = await usableSession(request, details);
+        const session = await usableSession(request, reply, details);
         if (session) result = await loginResult(session);
       } else if (details.prompt.name === 'consent' && (await consentNeedsNoPage(details))) {
         result = await grant(provider, details);

@@ -19,6 +19,7 @@ export class OidcKeysRepository {
     this.#db = db;
   }
 
+  /** Inserts the key; a key of that kid already there (another instance's first keys) stays. */
   async insert(key: Omit<StoredKey, 'retiredAt'>): Promise<void> {
     await this.#db
       .insertInto('oidc_keys')
@@ -30,6 +31,7 @@ export class OidcKeysRepository {
         created_at: key.createdAt.toISOString(),
         signs_from_ms: key.signsFrom,
       })
+      .onConflict((oc) => oc.column('kid').doNothing())
       .execute();
   }
 

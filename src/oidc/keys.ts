@@ -68,14 +68,24 @@ export class KeyRing {
     return new SecretBox(key);
   }
 
-  /** The first keys, when there are none (a new database): they sign at once, as nothing has seen others. */
+  /**
+   * The first keys, when there are none (a new database): they sign at once, as nothing has seen
+   * others. Named by their algorithm, so that instances starting together on a new database all
+   * insert the same kids: one insert of each wins, and every instance reads the winners.
+   */
   async ensure(): Promise<void> {
-    const live = (await this.#keys.list()).filter((key) => key.retiredAt === undefined);
+    const all = await this.#keys.list();
     const now = this.#now();
+    const live = (use: StoredKey['use'], alg?: string) =>
+      all.some(
+        (key) => key.retiredAt === undefined && key.use === use && (alg === undefined || key.alg === alg),
+      );
+    // A first kid already taken (only by a key since retired) is not asked for twice.
+    const unused = (kid: string) => (all.some((key) => key.kid === kid) ? undefined : kid);
     for (const alg of SIGNING_ALGS) {
-      if (!live.some((key) => key.use === 'sig' && key.alg === alg)) await this.#create('sig', alg, now);
+      if (!live('sig', alg)) await this.#create('sig', alg, now, unused(`first-${alg.toLowerCase()}`));
     }
-    if (!live.some((key) => key.use === 'cookie')) await this.#create('cookie', 'HS256', now);
+    if (!live('cookie')) await this.#create('cookie', 'HS256', now, unused('first-cookie'));
   }
 
   /** `usher keys rotate`: a new key of each algorithm, published now, signing after PUBLISH_AHEAD_MS. */
@@ -147,9 +157,9 @@ export class KeyRing {
     return this.#keys.version();
   }
 
-  async #create(use: StoredKey['use'], alg: string, signsFrom: number): Promise<string> {
+  async #create(use: StoredKey['use'], alg: string, signsFrom: number, firstKid?: string): Promise<string> {
     const box = this.#box();
-    const kid = newKid();
+    const kid = firstKid ?? newKid();
     let secret: string;
     if (use === 'cookie') secret = randomBytes(32).toString('base64url');
     else {

@@ -38,6 +38,7 @@ export class OidcModelsRepository {
       grant_id: stored.grantId ?? null,
       uid: stored.uid ?? null,
       user_code: stored.userCode ?? null,
+      account_id: typeof stored.payload.accountId === 'string' ? stored.payload.accountId : null,
       expires_ms: stored.expiresAt ?? null,
     };
     await this.#db
@@ -102,6 +103,15 @@ export class OidcModelsRepository {
   /** Everything a grant issued (codes, tokens, the grant itself), of any model. */
   async revokeGrant(grantId: string): Promise<void> {
     await this.#db.deleteFrom('oidc_models').where('grant_id', '=', grantId).execute();
+  }
+
+  /**
+   * Everything the provider holds for a person: grants, codes, refresh and opaque access tokens,
+   * provider sessions. A password change or reset calls it in its transaction: whoever had the
+   * old password may have let an app in with it, and that app's access ends with it.
+   */
+  async revokeAccount(userId: bigint): Promise<void> {
+    await this.#db.deleteFrom('oidc_models').where('account_id', '=', userId.toString()).execute();
   }
 
   async deleteExpired(now: number): Promise<void> {

@@ -85,12 +85,17 @@ export function interactionPage(): string {
   );
 }
 
-export function errorPage(error: string, description: string | undefined): string {
+/** `advice`: what the person can do; by default, go back to the app (the app's request was at fault). */
+export function errorPage(
+  error: string,
+  description: string | undefined,
+  advice = 'Go back to the app and start again.',
+): string {
   return shell(
     'Sign-in problem',
     `    <h1>This sign-in cannot go on</h1>
     <p class="message error" role="alert">${escapeHtml(description ?? 'The request was not valid.')}</p>
-    <p class="hint">Go back to the app and start again. (${escapeHtml(error)})</p>`,
+    <p class="hint">${escapeHtml(advice)} (Error code: ${escapeHtml(error)})</p>`,
   );
 }
 

@@ -225,6 +225,8 @@ export class OidcHost {
       if (!accountId || (existing && existing.accountId !== accountId)) return existing;
       const asked = requested(ctx);
       if (!(client.metadata() as { usher_first_party?: boolean }).usher_first_party) {
+        // prompt=consent: the person is asked again (OpenID Connect Core 3.1.2.1), on the page.
+        if (oidc.prompts.has('consent')) return existing;
         const agreed = await d.consents.find(BigInt(accountId), client.clientId);
         if (!asked.items.every((item) => agreed.has(item))) return existing;
       }
@@ -333,6 +335,9 @@ export class OidcHost {
         token_endpoint_auth_method: 'client_secret_basic',
       },
       extraClientMetadata: { properties: ['usher_first_party'] },
+      // A client authenticates with its secret (basic or post) or, public, with none; the JWT
+      // methods need keys no client registers here, so they are not offered.
+      clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
       enabledJWA: {
         idTokenSigningAlgValues: [ID_TOKEN_ALG, ACCESS_TOKEN_ALG],
         userinfoSigningAlgValues: [ID_TOKEN_ALG, ACCESS_TOKEN_ALG],

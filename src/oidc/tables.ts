@@ -13,6 +13,8 @@ export interface OidcModelsTable {
   grant_id: string | null;
   uid: string | null;
   user_code: string | null;
+  /** The person it is for (oidc-provider's accountId: the user id in decimal), so a password change can revoke it. */
+  account_id: string | null;
   /** Epoch milliseconds; rows past it are never read and are purged in the background. */
   expires_ms: ColumnType<bigint | null, number | null, never>;
   /** Epoch milliseconds the code or refresh token was spent: set once, by whichever use got there first. */

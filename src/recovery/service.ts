@@ -23,6 +23,8 @@ export interface RecoveryRepositories extends PasswordRepositories {
   outbox: OutboxRepository;
   requests: ResetRequestsRepository;
   totp: TotpRepository;
+  /** What apps signed in through Usher's provider hold (oidc/): revoked with a reset. */
+  appAccess: { revokeAccount(userId: bigint): Promise<void> };
   /** A reset unlinks the account's unproven provider identities. */
   identities: Pick<IdentitiesRepository, 'deleteUnproven'>;
 }
@@ -173,6 +175,7 @@ export class RecoveryService {
       await this.#passwords.set(repos, user.id, next);
       await repos.users.markEmailVerified(user.id, now);
       await repos.sessions.deleteForUser(user.id);
+      await repos.appAccess.revokeAccount(user.id);
       await repos.tokens.voidAll(user.id, 'password-reset', now);
       // The mailbox's owner takes the account: a provider identity that made it with an email its
       // provider did not verify may be someone else's, and goes (decision 195).

@@ -75,6 +75,8 @@ export interface AccountRepositories extends AccountMailRepositories, PasswordRe
   users: UsersRepository;
   sessions: SessionsRepository;
   limits: LimitEventsRepository;
+  /** What apps signed in through Usher's provider hold (oidc/): revoked with a password change. */
+  appAccess: { revokeAccount(userId: bigint): Promise<void> };
 }
 
 function found(user: User | undefined): User {
@@ -192,6 +194,7 @@ export class UsersService {
       if (emailChanged) await this.#limits.emailChange.take(repos.limits, id, current.email, email);
       if (next !== undefined) {
         await repos.sessions.deleteForUser(id, actor.tokenHash);
+        await repos.appAccess.revokeAccount(id);
         await this.#accountMail.passwordChanged(repos, updated);
       }
       if (emailChanged) {
@@ -274,6 +277,7 @@ export class UsersService {
     await this.#transaction(async (repos) => {
       await this.#passwords.set(repos, user.id, next);
       await repos.sessions.deleteForUser(user.id);
+      await repos.appAccess.revokeAccount(user.id);
     });
     return user;
   }

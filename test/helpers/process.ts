@@ -141,13 +141,16 @@ export function runProcess(
     child.stderr.on('data', (d) => {
       stderr += d;
     });
+    // A child that exits before reading its input (a usage error) closes the pipe: EPIPE, not a failure.
+    child.stdin.on('error', () => {});
     child.stdin.end(input);
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.on('error', (error) => {
       clearTimeout(timer);
       reject(error);
     });
-    child.on('exit', (code) => {
+    // 'close', not 'exit': only then has everything the child wrote been read.
+    child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });

@@ -21,12 +21,14 @@ export function createOidc(dialect: Dialect): Migration {
         .addColumn('grant_id', 'text')
         .addColumn('uid', 'text')
         .addColumn('user_code', 'text')
+        .addColumn('account_id', 'text')
         .addColumn('expires_ms', 'bigint')
         .addColumn('consumed_ms', 'bigint')
         .addPrimaryKeyConstraint('oidc_models_key', ['model', 'id_digest'])
         .execute();
       await db.schema.createIndex('oidc_models_grant').on('oidc_models').column('grant_id').execute();
       await db.schema.createIndex('oidc_models_uid').on('oidc_models').columns(['model', 'uid']).execute();
+      await db.schema.createIndex('oidc_models_account').on('oidc_models').column('account_id').execute();
       await db.schema.createIndex('oidc_models_expiry').on('oidc_models').column('expires_ms').execute();
       await db.schema
         .createTable('oidc_clients')

@@ -56,11 +56,17 @@ function signedIn() {
   location.replace(base);
 }
 
-/** Goes where an answer of the provider says (the app, with its code or its error). */
-function follow(answer, what) {
-  if (answer.status === 200 && typeof answer.body?.location === 'string')
+/**
+ * Goes where an answer of the provider says (the app, with its code or its error). The button
+ * stays busy while the browser leaves: a second press would answer an interaction already done.
+ */
+function follow(answer, what, buttons) {
+  if (answer.status === 200 && typeof answer.body?.location === 'string') {
     location.assign(answer.body.location);
-  else say(message, 'error', problem(answer, what));
+    return;
+  }
+  for (const button of buttons) busy(button, false);
+  say(message, 'error', problem(answer, what));
 }
 
 // ---- email and password, with the TOTP step ----------------------------------------------------
@@ -78,18 +84,20 @@ signin.addEventListener('submit', async (event) => {
   }
   busy(button, true);
   const answer = await api('POST', '/api/signin', body);
-  busy(button, false);
   if (answer.status === 200) {
+    // Busy until the page has reloaded: the server finishes the app's sign-in from here.
     $('password').value = '';
     signedIn();
-  } else if (answer.headers.get('usher-second-factor') === 'totp') {
+    return;
+  }
+  busy(button, false);
+  if (answer.headers.get('usher-second-factor') === 'totp') {
     $('signin-code-field').hidden = false;
     $('signin-code').focus();
-    say(
-      message,
-      'info',
-      code ? 'That code is not right. Try the current one.' : 'Enter the code from your authenticator app.',
-    );
+    if (code) {
+      $('signin-code').select();
+      say(message, 'error', 'That code is not right. Try the current one.');
+    } else say(message, 'info', 'Enter the code from your authenticator app.');
   } else if (answer.status === 401 || answer.status === 400) {
     say(message, 'error', 'The email or the password is not right.');
   } else if (answer.status === 403) {
@@ -112,50 +120,58 @@ const text = (buffer) =>
 $('passkey').addEventListener('click', async () => {
   const button = $('passkey');
   busy(button, true);
+  // Busy until the page has reloaded when the passkey signs in; free again otherwise.
+  if (!(await passkeySignIn())) busy(button, false);
+});
+
+/** Signs in with a passkey; true when signed in (the page is reloading), false after saying why not. */
+async function passkeySignIn() {
+  const options = await api('POST', '/api/signin/passkey/options');
+  if (options.status !== 200) {
+    say(message, 'error', problem(options, 'signing in with a passkey'));
+    return false;
+  }
+  const o = options.body;
+  let credential;
   try {
-    const options = await api('POST', '/api/signin/passkey/options');
-    if (options.status !== 200) {
-      say(message, 'error', problem(options, 'signing in with a passkey'));
-      return;
-    }
-    const o = options.body;
-    let credential;
-    try {
-      credential = await navigator.credentials.get({
-        publicKey: {
-          ...o,
-          challenge: bytes(o.challenge),
-          allowCredentials: (o.allowCredentials ?? []).map((c) => ({ ...c, id: bytes(c.id) })),
-        },
-      });
-    } catch {
-      say(message, 'info', 'No passkey was used. Try again, or sign in another way.');
-      return;
-    }
-    const r = credential.response;
-    const answer = await api('POST', '/api/signin/passkey', {
-      credential: {
-        id: credential.id,
-        rawId: text(credential.rawId),
-        type: credential.type,
-        clientExtensionResults: credential.getClientExtensionResults(),
-        authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
-        response: {
-          clientDataJSON: text(r.clientDataJSON),
-          authenticatorData: text(r.authenticatorData),
-          signature: text(r.signature),
-          userHandle: r.userHandle ? text(r.userHandle) : undefined,
-        },
+    credential = await navigator.credentials.get({
+      publicKey: {
+        ...o,
+        challenge: bytes(o.challenge),
+        allowCredentials: (o.allowCredentials ?? []).map((c) => ({ ...c, id: bytes(c.id) })),
       },
     });
-    if (answer.status === 200) signedIn();
-    else if (answer.status === 401)
-      say(message, 'error', 'That passkey did not sign you in. Try another way.');
-    else say(message, 'error', problem(answer, 'signing in with a passkey'));
-  } finally {
-    busy(button, false);
+  } catch {
+    credential = null;
   }
-});
+  if (!credential) {
+    say(message, 'info', 'No passkey was used. Try again, or sign in another way.');
+    return false;
+  }
+  const r = credential.response;
+  const answer = await api('POST', '/api/signin/passkey', {
+    credential: {
+      id: credential.id,
+      rawId: text(credential.rawId),
+      type: credential.type,
+      clientExtensionResults: credential.getClientExtensionResults(),
+      authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
+      response: {
+        clientDataJSON: text(r.clientDataJSON),
+        authenticatorData: text(r.authenticatorData),
+        signature: text(r.signature),
+        userHandle: r.userHandle ? text(r.userHandle) : undefined,
+      },
+    },
+  });
+  if (answer.status === 200) {
+    signedIn();
+    return true;
+  }
+  if (answer.status === 401) say(message, 'error', 'That passkey did not sign you in. Try another way.');
+  else say(message, 'error', problem(answer, 'signing in with a passkey'));
+  return false;
+}
 
 // ---- providers ---------------------------------------------------------------------------------
 
@@ -201,9 +217,12 @@ $('second-factor').addEventListener('submit', async (event) => {
   const button = $('second-factor-submit');
   busy(button, true);
   const answer = await api('POST', '/api/signin/second-factor', { ticket: landing.ticket, code });
+  if (answer.status === 200) {
+    signedIn();
+    return;
+  }
   busy(button, false);
-  if (answer.status === 200) signedIn();
-  else if (answer.headers.get('usher-second-factor') === 'totp')
+  if (answer.headers.get('usher-second-factor') === 'totp')
     say(message, 'error', 'That code is not right. Try the current one.');
   else {
     say(message, 'error', 'This sign-in has expired or had too many wrong codes. Sign in again.');
@@ -218,7 +237,7 @@ const SCOPE_TEXT = {
   openid: 'Know who you are (your account id)',
   profile: 'See your name',
   email: 'See your email address',
-  offline_access: 'Stay signed in when you are not using it',
+  offline_access: 'Keep this access when you are not using it',
 };
 
 function scopeText(scope) {
@@ -227,21 +246,21 @@ function scopeText(scope) {
   return SCOPE_TEXT[scope] ?? scope;
 }
 
-async function decide(decision, button) {
-  busy(button, true);
+/** Allow or Deny: both buttons wait for the answer, so only one of them is ever sent. */
+async function decide(decision) {
+  const buttons = [$('allow'), $('deny')];
+  for (const button of buttons) busy(button, true);
   const answer = await api('POST', `${base}/consent`, { decision });
-  busy(button, false);
-  follow(answer, 'answering the app');
+  follow(answer, 'answering the app', buttons);
 }
 
-$('allow').addEventListener('click', (event) => decide('allow', event.currentTarget));
-$('deny').addEventListener('click', (event) => decide('deny', event.currentTarget));
+$('allow').addEventListener('click', () => decide('allow'));
+$('deny').addEventListener('click', () => decide('deny'));
 $('cancel').addEventListener('click', async (event) => {
   const button = event.currentTarget;
   busy(button, true);
   const answer = await api('POST', `${base}/cancel`, {});
-  busy(button, false);
-  follow(answer, 'cancelling');
+  follow(answer, 'cancelling', [button]);
 });
 
 async function start() {
@@ -251,14 +270,15 @@ async function start() {
     return;
   }
   const details = answer.body;
-  $('client-name').textContent = details.client.name;
-  $('client-line').hidden = false;
-  $('cancel').hidden = false;
   if (details.prompt === 'consent') {
+    // The app's name is in the heading and the question already; Deny is the way back.
     document.title = `Allow ${details.client.name}?`;
     $('heading').textContent = `Allow ${details.client.name}?`;
     $('consent-client').textContent = details.client.name;
-    $('consent-who').textContent = details.signedInAs ?? '';
+    if (details.signedInAs) {
+      $('consent-who').textContent = details.signedInAs;
+      $('consent-who-line').hidden = false;
+    }
     const list = $('consent-scopes');
     for (const scope of details.scopes) {
       const item = document.createElement('li');
@@ -269,6 +289,9 @@ async function start() {
     $('allow').focus();
     return;
   }
+  $('client-name').textContent = details.client.name;
+  $('client-line').hidden = false;
+  $('cancel-line').hidden = false;
   if (landing.ticket) {
     $('second-factor').hidden = false;
     $('second-factor-code').focus();

@@ -66,9 +66,13 @@ export function adapterFactory(
       },
       async consume(id: string) {
         // oidc-provider checked `consumed` on what it read; a use racing this one may have read
-        // the same. Only the update that found the row unspent goes on to issue tokens.
-        if (!(await models.consume(model, id, Date.now())) && CONSUMABLE[model])
+        // the same. Only the update that found the row unspent goes on to issue tokens; the one
+        // that lost is a second use, so the grant goes with everything it issued (RFC 9700 §4.5),
+        // including what the winner issues after this.
+        if (!(await models.consume(model, id, Date.now())) && CONSUMABLE[model]) {
+          await models.revokeGrantOf(model, id);
           throw new errors.InvalidGrant(CONSUMABLE[model]);
+        }
       },
       async destroy(id: string) {
         await models.destroy(model, id);

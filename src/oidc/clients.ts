@@ -4,6 +4,7 @@
 // provider looks a client up.
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../shared/errors.ts';
+import { randomTextId } from '../shared/ids.ts';
 import { SecretBox } from '../totp/sealing.ts';
 import type { OidcClientsRepository, StoredClient } from './client-repository.ts';
 
@@ -137,7 +138,7 @@ export class ClientRegistry {
       ...(redirectUris.length > 0 ? ['authorization_code', 'refresh_token'] : []),
       ...(credentials ? ['client_credentials'] : []),
     ];
-    const clientId = randomBytes(16).toString('base64url');
+    const clientId = randomTextId(16);
     const secret = input.public ? undefined : randomBytes(32).toString('base64url');
     await this.#clients.insert({
       clientId,

@@ -53,6 +53,7 @@ export const oidcFeature: Feature = {
   housekeeping: ({ oidc }) => oidc.models.deleteExpired(Date.now()),
   routes: async (app, { services, guard, config, log }) => {
     const { oidc, sessions, users } = services;
+    const publicHost = new URL(config.publicUrl).host;
     const now = services.now;
     const host = new OidcHost({
       settings: {
@@ -84,6 +85,9 @@ export const oidcFeature: Feature = {
       // Usher's own pages under the provider's path are Fastify routes.
       if (req.url?.startsWith(`${INTERACTION_SUFFIX}/`)) return next();
       trustedForwarding(req);
+      // Discovery and the endpoints are built from the request's host: always PUBLIC_URL's, never
+      // what a client wrote in Host (which a cache in front could then hand to everyone).
+      req.headers.host = publicHost;
       for (const [name, value] of PROVIDER_HEADERS) res.setHeader(name, value);
       res.setHeader('cache-control', 'no-store');
       if (!host.available) {

@@ -5,6 +5,7 @@
 // REFRESH_INTERVAL_MS); an old key stays published until the operator retires it.
 import { generateKeyPairSync, type JsonWebKey, randomBytes } from 'node:crypto';
 import { AppError } from '../shared/errors.ts';
+import { randomTextId } from '../shared/ids.ts';
 import { SecretBox } from '../totp/sealing.ts';
 import type { OidcKeysRepository, StoredKey } from './key-repository.ts';
 
@@ -39,7 +40,7 @@ export interface KeySnapshot {
   fingerprint: string;
 }
 
-const newKid = () => randomBytes(12).toString('base64url');
+const newKid = () => randomTextId(12);
 
 export class KeyRing {
   readonly #keys: OidcKeysRepository;

@@ -100,9 +100,32 @@ export class OidcModelsRepository {
       .execute();
   }
 
-  /** Everything a grant issued (codes, tokens, the grant itself), of any model. */
+  /** Everything a grant issued (codes, tokens), of any model. */
   async revokeGrant(grantId: string): Promise<void> {
     await this.#db.deleteFrom('oidc_models').where('grant_id', '=', grantId).execute();
+  }
+
+  /**
+   * The grant of a stored code or token, and everything it issued, the grant itself included: a
+   * token issued from it afterwards is refused too (the library looks its grant up at every use).
+   */
+  async revokeGrantOf(model: string, id: string): Promise<void> {
+    const row = await this.#db
+      .selectFrom('oidc_models')
+      .select('grant_id')
+      .where('model', '=', model)
+      .where('id_digest', '=', digestOf(id))
+      .executeTakeFirst();
+    if (!row?.grant_id) return;
+    await this.#db
+      .deleteFrom('oidc_models')
+      .where((eb) =>
+        eb.or([
+          eb('grant_id', '=', row.grant_id),
+          eb.and([eb('model', '=', 'Grant'), eb('id_digest', '=', digestOf(row.grant_id!))]),
+        ]),
+      )
+      .execute();
   }
 
   /**

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { AppError } from './errors.ts';
 
 const MAX_ID = 2n ** 63n - 1n;
@@ -20,4 +21,15 @@ export function requireId(raw: string, notFound: () => AppError): bigint {
   const id = parseId(raw);
   if (id === undefined) throw notFound();
   return id;
+}
+
+/**
+ * A random id in base64url that does not start with `-`: one that did would read as an option
+ * where an operator pastes it into a command line (`usher clients remove -Awo…`).
+ */
+export function randomTextId(bytes: number): string {
+  for (;;) {
+    const id = randomBytes(bytes).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }

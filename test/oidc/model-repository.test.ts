@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Database } from '../../src/db/database.ts';
 import { schemaMigrations } from '../../src/features.ts';
+import { adapterFactory } from '../../src/oidc/adapter.ts';
+import type { ClientRegistry } from '../../src/oidc/clients.ts';
 import { OidcModelsRepository } from '../../src/oidc/model-repository.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { describeEachStore } from '../helpers/stores.ts';
@@ -103,5 +105,30 @@ describeEachStore('oidc_models', (store) => {
     const found = await models.findBy('Session', 'uid', 'u-1', Date.now());
     assert.equal(found?.id, value);
     assert.equal(found?.payload.accountId, '3');
+  });
+
+  test('the adapter: of two simultaneous spends, the loser is invalid_grant and takes the grant with it', async () => {
+    const { errors } = await import('oidc-provider');
+    const adapter = adapterFactory({ models }, {} as ClientRegistry, errors);
+    const [code, grant, token] = [id(), id(), id()];
+    const expiresAt = Date.now() + 60_000;
+    await models.upsert('Grant', grant, { payload: { jti: grant }, expiresAt });
+    await models.upsert('AuthorizationCode', code, {
+      payload: { jti: code, grantId: grant },
+      grantId: grant,
+      expiresAt,
+    });
+    await models.upsert('AccessToken', token, {
+      payload: { jti: token, grantId: grant },
+      grantId: grant,
+      expiresAt,
+    });
+    const codes = adapter('AuthorizationCode');
+    const outcomes = await Promise.allSettled([codes.consume(code), codes.consume(code)]);
+    assert.deepEqual(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected']);
+    const lost = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+    assert.equal((lost.reason as { error?: string }).error, 'invalid_grant');
+    assert.equal(await models.find('Grant', grant, Date.now()), undefined, 'the grant is gone');
+    assert.equal(await models.find('AccessToken', token, Date.now()), undefined, 'and what it issued');
   });
 });

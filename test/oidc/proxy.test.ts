@@ -2,6 +2,7 @@
 // Fastify does. Seen in its cookies: Secure when the request came over https, through a trusted
 // proxy; not when a client that reaches Usher directly claims https.
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { after, before, test } from 'node:test';
 import { describeEachStore } from '../helpers/stores.ts';
 import {
@@ -42,5 +43,29 @@ describeEachStore('OpenID Connect behind a proxy', (store) => {
     const cookies = await interactionCookies(proxied);
     assert.ok(cookies.length > 0);
     for (const cookie of cookies) assert.match(cookie, /;\s*secure/i, cookie);
+  });
+
+  test("discovery names PUBLIC_URL's host whatever Host the request carries", async () => {
+    // fetch() does not let a caller set Host; node:http does, as any client on the network can.
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(
+        `${direct.base}/oidc/.well-known/openid-configuration`,
+        { headers: { host: 'evil.example' } },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk) => {
+            text += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(status, 200);
+    const doc = JSON.parse(body) as Record<string, unknown>;
+    assert.equal(doc.issuer, direct.issuer);
+    for (const name of ['authorization_endpoint', 'token_endpoint', 'jwks_uri', 'userinfo_endpoint'])
+      assert.equal(new URL(String(doc[name])).origin, new URL(direct.base).origin, name);
   });
 });

@@ -153,7 +153,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await app.register(cors, {
       origin: config.corsOrigins,
       credentials: true,
-      methods: ['GET', 'POST', 'PUT', 'DELETE'],
+      methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
       allowedHeaders: ['content-type', 'authorization', 'usher-device'],
       exposedHeaders: [
         'location',

@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Migration } from 'kysely/migration';
 import type { Registry } from 'prom-client';
+import { adminFeature } from './admin/feature.ts';
 import { authFeature } from './auth/feature.ts';
 import { catalogFeature } from './catalog/feature.ts';
 import type { Config } from './config.ts';
@@ -79,6 +80,7 @@ export const FEATURES: readonly Feature[] = [
   totpFeature,
   oauthFeature,
   oidcFeature,
+  adminFeature,
   recoveryFeature,
   catalogFeature,
   restFeature,

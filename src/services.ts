@@ -2,6 +2,9 @@
 // the admin CLI share it, so both apply the same rules (validation, hashing, session revocation).
 
 import type { Kysely } from 'kysely';
+import { AuditRepository } from './admin/audit-repository.ts';
+import { AdminRepository } from './admin/repository.ts';
+import { AdminService } from './admin/service.ts';
 import { AuthService } from './auth/service.ts';
 import { SignerRepository } from './auth/signer-repository.ts';
 import { CatalogRepository } from './catalog/repository.ts';
@@ -57,6 +60,8 @@ export interface Services {
   auth: AuthService;
   /** The sign-in core every method ends in. */
   core: SigninCore;
+  /** What support staff and admins do to accounts (admin/). */
+  admin: AdminService;
   sessions: SessionService;
   throttle: SigninThrottle;
   catalog: CatalogService;
@@ -123,6 +128,9 @@ export function createServices(config: Config, database: Database, options: Serv
     tickets: new SigninTicketsRepository(db),
     identities: new IdentitiesRepository(db, { rowLocks }),
     appAccess: new OidcModelsRepository(db),
+    passkeys: new PasskeysRepository(db),
+    admin: new AdminRepository(db, { postgres }),
+    audit: new AuditRepository(db),
   });
   const repos = repositories(database.db);
   const transaction = inTransaction(database.db, repositories);
@@ -209,7 +217,7 @@ export function createServices(config: Config, database: Database, options: Serv
     now,
   });
   const reauth = new Reauthentication({ users: repos.users, attempts: throttle, passwords, now });
-  const passkeysRepository = new PasskeysRepository(database.db);
+  const passkeysRepository = repos.passkeys;
   const passkeys = new PasskeyService({
     passkeys: passkeysRepository,
     users: repos.users,
@@ -246,11 +254,26 @@ export function createServices(config: Config, database: Database, options: Serv
     models: new OidcModelsRepository(database.db),
     consents: new OidcConsentsRepository(database.db),
   };
+  const methods = {
+    totpInForce: async (userId: bigint) => (await repos.totp.find(userId))?.confirmed === true,
+    passkeyCount: (userId: bigint) => passkeysRepository.count(userId),
+    identities: (userId: bigint) => repos.identities.list(userId),
+  };
   return {
     hasher,
     oauth,
     oidc,
     now,
+    admin: new AdminService({
+      admin: repos.admin,
+      transaction,
+      sessions,
+      passkeys: passkeysRepository,
+      methods: { ...methods, hasPassword: (userId) => passwords.has(userId) },
+      accountMail,
+      mail,
+      now,
+    }),
     users: new UsersService({
       users: repos.users,
       passwords,
@@ -260,11 +283,7 @@ export function createServices(config: Config, database: Database, options: Serv
       attempts: throttle,
       reauth,
       limits: usersLimits,
-      methods: {
-        totpInForce: async (userId) => (await repos.totp.find(userId))?.confirmed === true,
-        passkeyCount: (userId) => passkeysRepository.count(userId),
-        identities: (userId) => repos.identities.list(userId),
-      },
+      methods,
     }),
     auth: new AuthService({
       core,

@@ -26,6 +26,7 @@ Commands:
   users set-password --email E     set a new password (stdin or prompt); ends the user's sessions
   users delete --email E           delete a user with their sessions, products and reviews
   users verify --email E           mark a user's email as verified
+  users set-role --email E ROLE    make a user user, support or admin (the console and admin API)
   mail send-test --to E            send a test message through the configured mail transport
   clients add --name N --redirect-uri URI …
                                    register an app that signs in through Usher (OpenID Connect)
@@ -72,6 +73,12 @@ and ends every session of that user.`,
 
 Marks the user's email as verified, as following the link in a verification mail would (for
 addresses an operator has confirmed some other way).`,
+  'users set-role': `Usage: usher users set-role --email E ROLE
+
+Sets what the user may administer: "user" (nothing), "support" (find users, end sessions, send
+mails, in the console at /admin and the admin API) or "admin" (everything). The first admin is made
+this way. The last admin who can sign in cannot be demoted (make another one first). The user's
+sessions keep working and carry the new role from their next request.`,
   'mail send-test': `Usage: usher mail send-test --to E
 
 Sends a test message to E through the configured transport (SMTP_URL, or a .eml file in
@@ -275,6 +282,15 @@ async function run(argv: string[], config: Config, database: Database): Promise<
     case 'users delete': {
       const user = await users.deleteByEmail(need('email'));
       console.log(`deleted user ${user.id} (${visible(user.email)})`);
+      return 0;
+    }
+    case 'users set-role': {
+      const email = need('email');
+      const role = positionals[2];
+      if (role !== 'user' && role !== 'support' && role !== 'admin')
+        throw new UsageError('users set-role needs a ROLE: user, support or admin', command);
+      const user = await users.setRole(email, role);
+      console.log(`user ${user.id} (${visible(user.email)}) is now ${role}`);
       return 0;
     }
     case 'users verify': {

@@ -21,6 +21,8 @@ export const TIMESTAMP_COLUMNS: ReadonlySet<string> = new Set([
   'sent_at',
   'last_used_at',
   'confirmed_at',
+  'disabled_at',
+  'last_signin_at',
 ]);
 /** A nullable timestamp. */
 type MaybeTimestamp = ColumnType<Date | null, string | null | undefined, string | null>;
@@ -36,7 +38,19 @@ export interface UsersTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   email_verified_at: MaybeTimestamp;
+  /** What the account may administer (users/ migration 0018). */
+  role: ColumnType<AccountRole, AccountRole | undefined, AccountRole>;
+  /** The application's own roles: a JSON array of strings, carried in tokens. */
+  roles: ColumnType<string, string | undefined, string>;
+  /** Set while an admin has the account disabled: every way in refuses it. */
+  disabled_at: MaybeTimestamp;
+  disabled_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the account's latest session was granted. */
+  last_signin_at: MaybeTimestamp;
 }
+
+/** What an account may administer (CONTRACT "Administration"). */
+export type AccountRole = 'user' | 'support' | 'admin';
 
 export interface SessionsTable {
   /** SHA-256 of the token, hex: the token itself is never stored. */

@@ -10,12 +10,14 @@ import {
   emailChangedMessage,
   identityLinkedMessage,
   identityUnlinkedMessage,
+  invitationMessage,
   passkeyAddedMessage,
   passkeyRemovedMessage,
   passwordChangedMessage,
   passwordResetMessage,
   recoveryCodeUsedMessage,
   secondFactorFailuresMessage,
+  secondFactorsRemovedMessage,
   totpDisabledMessage,
   totpEnabledMessage,
   verifyEmailMessage,
@@ -127,6 +129,19 @@ export class AccountMail {
       repos.outbox,
       emailChangedMessage(previous.email, proven ? user.name : undefined, proven ? user.email : undefined),
     );
+  }
+
+  /**
+   * An admin's invitation: a password-reset link (the reset page sets the first password) to
+   * `user.email`, valid `ttlMs`, greeting the name the admin gave.
+   */
+  async invitation(repos: AccountMailRepositories, user: Addressee, ttlMs: number): Promise<void> {
+    const url = await this.#link(repos, user, 'password-reset', '/reset-password', ttlMs, user.email);
+    await this.#mail.queue(repos.outbox, invitationMessage(user.email, user.name, url, ttlMs));
+  }
+
+  async secondFactorsRemoved(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
+    await this.#mail.queue(repos.outbox, secondFactorsRemovedMessage(user.email, greeted(user)));
   }
 
   async totpEnabled(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {

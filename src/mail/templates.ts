@@ -284,3 +284,35 @@ export function secondFactorFailuresMessage(
     closing: CLOSING,
   });
 }
+
+/**
+ * An admin's invitation (CONTRACT "Administration"): a link to choose the account's first
+ * password. The name is the admin's choice, not a stranger's, so it may be used to greet.
+ */
+export function invitationMessage(to: string, name: string, url: string, ttlMs: number): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'You are invited: choose your password',
+    greeting: hello(name),
+    paragraphs: [
+      `An account was made for you with this email address. The link below lets you choose its password; it works once, for ${duration(ttlMs)}.`,
+      'If you did not expect this invitation, you can ignore this message: without a password, nobody can sign in with it.',
+    ],
+    link: { label: 'Choose your password', url },
+    closing: CLOSING,
+  });
+}
+
+/** Support staff removed the account's second factors (the owner lost them). */
+export function secondFactorsRemovedMessage(to: string, name: string | undefined): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'Two-step sign-in and passkeys were removed from your account',
+    greeting: hello(name),
+    paragraphs: [
+      "At a request to the service's support, two-step sign-in (TOTP), its recovery codes and the passkeys of your account were removed. Signing in now needs only your password or another linked way in.",
+      'If you did not ask for this, reset your password and contact support at once.',
+    ],
+    closing: CLOSING,
+  });
+}

@@ -67,6 +67,7 @@ export const oidcFeature: Feature = {
       consents: oidc.consents,
       stores: { models: oidc.models },
       userById: async (id) => users.find(id),
+      rolesOf: (id) => users.rolesOf(id),
       browserSession: (cookie) => guard.browserSession(cookie),
       endBrowserSession: async (cookie) => {
         const session = await guard.browserSession(cookie);

@@ -45,6 +45,8 @@ export interface OidcHostDeps {
   consents: Pick<OidcConsentsRepository, 'find'>;
   stores: AdapterStores;
   userById(id: bigint): Promise<User | undefined>;
+  /** The application's own roles of a user, carried in ID and access tokens as `roles`. */
+  rolesOf(id: bigint): Promise<string[]>;
   /** The browser's Usher session, from its cookie. */
   browserSession(cookieHeader: string | undefined): Awaitable<ActiveSession | undefined>;
   /** Ends the browser's Usher session (RP-initiated logout signs the person out of Usher too). */
@@ -249,11 +251,19 @@ export class OidcHost {
     const resources = new Set(settings.resources);
     const findAccount: Configuration['findAccount'] = async (_ctx, sub) => {
       if (!SUBJECT.test(sub)) return undefined;
-      const user = await d.userById(BigInt(sub));
-      if (!user) return undefined;
+      const id = BigInt(sub);
+      const [user, roles] = await Promise.all([d.userById(id), d.rolesOf(id)]);
+      // A disabled account is no account to the provider: no sign-in, no refresh, no userinfo.
+      if (!user || user.disabled) return undefined;
       return {
         accountId: sub,
-        claims: () => ({ sub, name: user.name, email: user.email, email_verified: user.emailVerified }),
+        claims: () => ({
+          sub,
+          name: user.name,
+          email: user.email,
+          email_verified: user.emailVerified,
+          roles,
+        }),
       };
     };
     const loadExistingGrant = this.#grants();
@@ -310,6 +320,12 @@ export class OidcHost {
       },
       findAccount,
       loadExistingGrant,
+      // An access token for a person carries their application roles, as their ID token does.
+      extraTokenClaims: async (_ctx, token) => {
+        const accountId = 'accountId' in token ? token.accountId : undefined;
+        if (typeof accountId !== 'string' || !SUBJECT.test(accountId)) return undefined;
+        return { roles: await d.rolesOf(BigInt(accountId)) };
+      },
       // Standalone claims (null): present whenever the session has them, in every ID token.
       claims: {
         acr: null,
@@ -318,7 +334,8 @@ export class OidcHost {
         iss: null,
         sid: null,
         // amr with every ID token (RFC 8176): how the person signed in, as the Usher session was.
-        openid: ['sub', 'amr'],
+        // roles: the application's own roles an admin gave the person (CONTRACT "Administration").
+        openid: ['sub', 'amr', 'roles'],
         profile: ['name'],
         email: ['email', 'email_verified'],
       },

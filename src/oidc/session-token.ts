@@ -8,6 +8,7 @@ import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import type { SessionService } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import { failures, success } from '../shared/schemas.ts';
+import { parseRoles } from '../users/user.ts';
 import { ACCESS_TOKEN_ALG } from './keys.ts';
 import type { OidcHost } from './provider.ts';
 
@@ -96,6 +97,7 @@ export const sessionTokenRoutes: FastifyPluginAsyncTypebox<{
         scope: 'openid profile email',
         auth_time: Math.floor(session.createdAt.getTime() / 1000),
         ...(amr.length > 0 ? { amr } : {}),
+        roles: parseRoles(session.owner.roles),
       })
         .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, typ: 'at+jwt', kid })
         .setIssuer(host.settings.issuer)

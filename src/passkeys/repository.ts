@@ -187,4 +187,14 @@ export class PasskeysRepository {
       .executeTakeFirst();
     return row?.name;
   }
+
+  /** Deletes every passkey of the user (support removing lost factors); answers how many. */
+  async deleteAll(userId: bigint): Promise<number> {
+    const rows = await this.#db
+      .deleteFrom('passkeys')
+      .where('user_id', '=', userId)
+      .returning('id')
+      .execute();
+    return rows.length;
+  }
 }

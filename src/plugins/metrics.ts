@@ -14,6 +14,7 @@ export type SigninOutcomeLabel =
   | 'failure'
   | 'throttled'
   | 'unverified'
+  | 'disabled'
   | 'invalid'
   | 'unavailable';
 

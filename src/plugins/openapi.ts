@@ -42,12 +42,19 @@ const TAGS = [
     description: 'Products and their nested reviews: the REST collection conventions.',
   },
   { name: 'rest probe', description: 'The profile B probe of SPEC 4.2.' },
+  {
+    name: 'administration',
+    description:
+      'For support staff and admins: find users, see why someone cannot sign in, end sessions, remove lost ' +
+      'second factors, disable, invite. Needs a session of a `support` or `admin` user.',
+  },
   { name: 'operations', description: 'Liveness, readiness and Prometheus metrics, for operators.' },
 ] as const;
 type Tag = (typeof TAGS)[number]['name'];
 
 /** Groups operations in the document by the first path segment that names a feature. */
 function tagFor(url: string): Tag {
+  if (url.startsWith('/api/admin')) return 'administration';
   if (url.startsWith('/api/users') || url === '/api/account') return 'users';
   if (url.startsWith('/api/oauth') || url.startsWith('/api/identities') || url === '/api/sessions/oauth')
     return 'provider sign-in';
@@ -156,7 +163,7 @@ export const openApiPlugin = fp<OpenApiOptions>(
           ...(schema.params ? { params: documentedParameters(schema.params) } : {}),
           ...(schema.querystring ? { querystring: documentedParameters(schema.querystring) } : {}),
           tags: [tagFor(url)],
-          ...(route.config?.auth === 'session' ? { security: SESSION_SECURITY } : {}),
+          ...(route.config?.auth !== undefined ? { security: SESSION_SECURITY } : {}),
           ...(hooksOf(route.preValidation).includes(bodyOptional) ? { [BODY_OPTIONAL]: true } : {}),
         },
         url,

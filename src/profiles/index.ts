@@ -65,7 +65,7 @@ export const SIGNIN_NOTES = {
   SIGNIN_FAILED: {
     400: 'The body is not a JSON object with string fields.',
     401: 'Wrong or missing credentials; with `Usher-Second-Factor: totp` when the password was right and a code is needed.',
-    403: 'The email is not verified yet while REQUIRE_VERIFIED_EMAIL is on.',
+    403: 'The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which).',
     413: `The body is larger than ${describeBytes(BODY_LIMITS.small)}.`,
     415: 'The body is not application/json.',
     429: 'Too many attempts for this account or from this address; try again after Retry-After seconds.',

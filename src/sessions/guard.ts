@@ -5,14 +5,21 @@ import type { Awaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';
 import type { ActiveSession, SessionService } from './service.ts';
 
+/** The roles a route can require beyond a session (CONTRACT "Administration"). */
+export type StaffRole = 'support' | 'admin';
+const RANK = { user: 0, support: 1, admin: 2 } as const;
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by Authenticator.required on routes that need a signed-in user. */
     usherSession: ActiveSession | null;
   }
   interface FastifyContextConfig {
-    /** `session`: the route needs a signed-in user (cookie or Bearer token). */
-    auth?: 'session';
+    /**
+     * `session`: the route needs a signed-in user (cookie or Bearer token); `support` or `admin`:
+     * a signed-in user with at least that role (else 403 FORBIDDEN).
+     */
+    auth?: 'session' | StaffRole;
   }
 }
 
@@ -61,6 +68,12 @@ export function currentSession(request: FastifyRequest): ActiveSession {
   if (!request.usherSession) throw unauthenticated();
   return request.usherSession;
 }
+
+const notPermitted = (role: StaffRole) =>
+  new AppError(
+    'FORBIDDEN',
+    `This needs an account with the ${role} role${role === 'support' ? ' or admin' : ''}.`,
+  );
 
 const unauthenticated = () =>
   new AppError('UNAUTHENTICATED', 'Sign in first: send the session cookie or a Bearer token.');
@@ -111,7 +124,20 @@ export class Authenticator {
    * (or 403 for a cross-site cookie) before the body is even read, so anonymous callers learn
    * nothing from validation errors. Callback style: a session known at once goes on in this turn.
    */
-  readonly required: onRequestHookHandler = (request, _reply, done) => {
+  readonly required: onRequestHookHandler = (request, reply, done) => this.#require(request, reply, done);
+
+  /** The onRequest check of routes whose config says `auth: 'support'` or `auth: 'admin'`. */
+  readonly staff: Readonly<Record<StaffRole, onRequestHookHandler>> = {
+    support: (request, reply, done) => this.#require(request, reply, done, 'support'),
+    admin: (request, reply, done) => this.#require(request, reply, done, 'admin'),
+  };
+
+  #require(
+    request: FastifyRequest,
+    _reply: FastifyReply,
+    done: (error?: Error) => void,
+    role?: StaffRole,
+  ): void {
     let found: Awaitable<ActiveSession | undefined>;
     try {
       found = this.session(request);
@@ -121,12 +147,14 @@ export class Authenticator {
     }
     const settle = (session: ActiveSession | undefined) => {
       if (!session) return done(unauthenticated());
+      // The role as read with the session, at the start of this request.
+      if (role && RANK[session.owner.role] < RANK[role]) return done(notPermitted(role));
       request.usherSession = session;
       done();
     };
     if (found instanceof Promise) found.then(settle, done);
     else settle(found);
-  };
+  }
 
   setCookie(request: FastifyRequest, reply: FastifyReply, token: string): void {
     reply.setCookie(SESSION_COOKIE, token, {

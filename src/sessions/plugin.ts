@@ -4,8 +4,8 @@ import type { Authenticator } from './guard.ts';
 
 /**
  * Sessions for the whole app: cookies set through @fastify/cookie (read by the guard itself, only
- * where a session is looked for), and one check on every route whose config says `auth: 'session'`,
- * added to those routes alone: the others run no hook for it.
+ * where a session is looked for), and one check on every route whose config says `auth` (a session,
+ * or a staff role), added to those routes alone: the others run no hook for it.
  */
 export const sessionPlugin = fp<{ guard: Authenticator }>(
   async (app, { guard }) => {
@@ -14,8 +14,10 @@ export const sessionPlugin = fp<{ guard: Authenticator }>(
     app.decorateRequest('usherSession', null);
     // A route hook: it runs after every app-wide onRequest hook (CORS's too).
     app.addHook('onRoute', (route) => {
-      if (route.config?.auth !== 'session') return;
-      route.onRequest = [...[route.onRequest ?? []].flat(), guard.required];
+      const auth = route.config?.auth;
+      if (auth === undefined) return;
+      const check = auth === 'session' ? guard.required : guard.staff[auth];
+      route.onRequest = [...[route.onRequest ?? []].flat(), check];
     });
   },
   { name: 'usher-session', dependencies: ['usher-errors'] },

@@ -10,7 +10,7 @@ import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
  */
 export type SessionOwnerRow = Pick<
   Selectable<UsersTable>,
-  'id' | 'email' | 'name' | 'created_at' | 'email_verified_at'
+  'id' | 'email' | 'name' | 'created_at' | 'email_verified_at' | 'role' | 'disabled_at' | 'roles'
 >;
 
 export interface SessionRecord {
@@ -48,6 +48,9 @@ const FOUND_COLUMNS = [
   'users.name as owner_name',
   'users.created_at as owner_created_at',
   'users.email_verified_at as owner_email_verified_at',
+  'users.role as owner_role',
+  'users.disabled_at as owner_disabled_at',
+  'users.roles as owner_roles',
 ] as const;
 const FOUND = positionsOf(FOUND_COLUMNS);
 
@@ -69,6 +72,9 @@ function sessionOfRows(rows: readonly Tuple[]): SessionRecord | undefined {
       name: row[FOUND.owner_name] as string,
       created_at: row[FOUND.owner_created_at] as Date,
       email_verified_at: row[FOUND.owner_email_verified_at] as Date | null,
+      role: row[FOUND.owner_role] as SessionOwnerRow['role'],
+      disabled_at: row[FOUND.owner_disabled_at] as Date | null,
+      roles: row[FOUND.owner_roles] as string,
     },
   };
 }

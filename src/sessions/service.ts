@@ -152,7 +152,9 @@ export class SessionService {
   }
 
   #judge(tokenHash: string, session: SessionRecord | undefined): Awaitable<ActiveSession | undefined> {
-    if (!session) return undefined;
+    // A disabled account's sessions are ended when it is disabled; one granted in a race with
+    // that is refused here.
+    if (!session || session.owner.disabled_at !== null) return undefined;
     const now = this.#now();
     if (session.expiresAt.getTime() <= now || session.lastSeenAt.getTime() + this.#policy.idleTtlMs <= now)
       return this.#sessions.delete(tokenHash).then(() => undefined);
@@ -178,6 +180,12 @@ export class SessionService {
   async list(caller: ActiveSession): Promise<SessionView[]> {
     const sessions = await this.#sessions.listLive(caller.userId, this.#liveness(), SESSION_LIST_MAX);
     return sessions.map((s) => ({ ...s, current: s.id === caller.id }));
+  }
+
+  /** Any user's live sessions, newest first, for support staff; `current` marks the viewer's own. */
+  async listOf(userId: bigint, viewer: ActiveSession): Promise<SessionView[]> {
+    const sessions = await this.#sessions.listLive(userId, this.#liveness(), SESSION_LIST_MAX);
+    return sessions.map((s) => ({ ...s, current: s.id === viewer.id }));
   }
 
   /**

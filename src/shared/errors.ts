@@ -8,7 +8,7 @@ export const ERROR_CODES = {
   USER_NOT_FOUND: { status: 404, when: 'No user has that id (or the id is not a valid user id).' },
   SIGNIN_FAILED: {
     status: 401,
-    when: 'Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), the email not yet verified while REQUIRE_VERIFIED_EMAIL is on (403), too large (413), not JSON (415), throttled (429, with Retry-After; also when wrong present passwords (currentPassword) have throttled the account), database down or too busy (503, with Retry-After when busy).',
+    when: 'Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), the email not yet verified while REQUIRE_VERIFIED_EMAIL is on, or the account disabled by an admin (403, only after a right credential), too large (413), not JSON (415), throttled (429, with Retry-After; also when wrong present passwords (currentPassword) have throttled the account), database down or too busy (503, with Retry-After when busy).',
   },
   NOT_FOUND: {
     status: 404,
@@ -33,7 +33,7 @@ export const ERROR_CODES = {
   },
   FORBIDDEN: {
     status: 403,
-    when: "The signed-in user may not change this record (someone else's), or a cookie was sent cross-site.",
+    when: "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site.",
   },
   EMAIL_TAKEN: { status: 409, when: 'Another user already has that email, in any letter case.' },
   TOTP_ALREADY_ON: {
@@ -59,6 +59,10 @@ export const ERROR_CODES = {
   ACCOUNT_EXISTS: {
     status: 409,
     when: "An account has this identity's email, but the provider or the account has not verified it: sign in the usual way, then link the provider from the account.",
+  },
+  LAST_ADMIN: {
+    status: 409,
+    when: 'The change would leave no admin who can sign in (a demotion, disabling or deletion of the last one): make another account admin first.',
   },
   IDENTITY_TAKEN: { status: 409, when: 'This provider identity is linked to another account.' },
   SIGNUP_CLOSED: {

@@ -55,16 +55,25 @@ export interface SigninAnswers {
   ): { token: string; session: ReturnType<typeof sessionBody>; user: unknown };
 }
 
-/** One message per kind of failure; none of them says whether the account exists. */
+const UNVERIFIED_MESSAGE = 'Confirm your email address first: follow the link in the mail we sent you.';
+/** Only ever said to who proved the account's credential (CONTRACT "Administration"). */
+export const DISABLED_MESSAGE = 'This account is disabled; contact the service to have it enabled again.';
+
+/**
+ * One message per kind of failure; none of them says whether the account exists. The two 403s
+ * (unverified, disabled) come only after a right credential; `thrown` is the message they were
+ * raised with, which tells them apart.
+ */
 export function signinMessage(
   messages: MethodMessages,
   statusCode: number,
   headers: Readonly<Record<string, string>> = {},
+  thrown?: string,
 ): string {
   if (headers[SECOND_FACTOR_HEADER] !== undefined) return SECOND_FACTOR_MESSAGE;
   if (statusCode === 401) return messages[401];
   if (statusCode === 429) return 'Too many sign-in attempts; try again later.';
-  if (statusCode === 403) return 'Confirm your email address first: follow the link in the mail we sent you.';
+  if (statusCode === 403) return thrown === DISABLED_MESSAGE ? DISABLED_MESSAGE : UNVERIFIED_MESSAGE;
   if (statusCode === 413) return 'The request body is larger than a sign-in needs.';
   if (statusCode === 415) return 'The request body must be JSON (Content-Type: application/json).';
   if (statusCode >= 500) return 'Sign-in is unavailable right now; try again later.';
@@ -76,7 +85,7 @@ export function signinFailureStatus(
   reason: Extract<SigninOutcome, { ok: false }>['reason'],
 ): 401 | 403 | 429 {
   if (reason === 'throttled') return 429;
-  if (reason === 'unverified') return 403;
+  if (reason === 'unverified' || reason === 'disabled') return 403;
   return 401;
 }
 
@@ -96,18 +105,18 @@ export function signinAnswers(
   const { profile, guard, messages } = options;
   decorateSigninRequests(app);
   const audit = signinAudit(options.metrics, options.method);
-  const message = (status: number, headers?: Readonly<Record<string, string>>) =>
-    signinMessage(messages, status, headers);
+  const message = (status: number, headers?: Readonly<Record<string, string>>, thrown?: string) =>
+    signinMessage(messages, status, headers, thrown);
   return {
     hooks: { watchHangUp: audit.watchHangUp, onResponse: audit.onResponse },
     record: audit.record,
     renderError: (f) => ({
       statusCode: f.statusCode,
-      body: profile.signinFailure(message(f.statusCode, f.headers)),
+      body: profile.signinFailure(message(f.statusCode, f.headers, f.message)),
     }),
     renderErrorWithMessage: (f) => ({
       statusCode: f.statusCode,
-      body: { error: 'SIGNIN_FAILED', message: message(f.statusCode, f.headers) },
+      body: { error: 'SIGNIN_FAILED', message: message(f.statusCode, f.headers, f.message) },
     }),
     settle(request, outcome, successStatus) {
       if (outcome.ok) {
@@ -116,6 +125,7 @@ export function signinAnswers(
         request.signinFactor = outcome.factor ?? null;
       } else {
         if (outcome.reason !== 'throttled') request.signinUserId = outcome.userId ?? null;
+        request.signinDisabled = outcome.reason === 'disabled';
         // A ticket's failure, once the ticket was read, is the method's that left it.
         if ('method' in outcome) request.signinMethod = outcome.method;
       }
@@ -128,6 +138,7 @@ export function signinAnswers(
         });
       if (outcome.reason === 'second-factor')
         throw new AppError('SIGNIN_FAILED', SECOND_FACTOR_MESSAGE, 401, { [SECOND_FACTOR_HEADER]: 'totp' });
+      if (outcome.reason === 'disabled') throw new AppError('SIGNIN_FAILED', DISABLED_MESSAGE, 403);
       throw new AppError('SIGNIN_FAILED', message(status), status);
     },
     settleOrTicket(request, outcome) {

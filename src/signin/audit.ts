@@ -17,10 +17,12 @@ declare module 'fastify' {
     signinFactor: SecondFactorKind | null;
     /** Set once the attempt was recorded, so that the response hook does not record it again. */
     signinAudited: boolean;
+    /** The account was disabled: a 403 that is not about an unverified email. */
+    signinDisabled: boolean;
   }
 }
 
-/** The audit label of a sign-in attempt, from how it was answered. */
+/** The audit label of a sign-in attempt, from how it was answered (`disabled` is told by the route). */
 function outcomeOf(statusCode: number): SigninOutcomeLabel {
   if (statusCode === 200 || statusCode === 201) return 'success';
   if (statusCode === 401) return 'failure';
@@ -35,6 +37,7 @@ export function decorateSigninRequests(app: { decorateRequest(name: string, valu
   app.decorateRequest('signinMethod', null);
   app.decorateRequest('signinFactor', null);
   app.decorateRequest('signinAudited', false);
+  app.decorateRequest('signinDisabled', false);
 }
 
 export interface SigninAudit {
@@ -56,7 +59,7 @@ export function signinAudit(metrics: Pick<Metrics, 'signin'>, method: SigninMeth
   const record = (request: FastifyRequest, statusCode: number): void => {
     if (request.signinAudited) return;
     request.signinAudited = true;
-    const outcome = outcomeOf(statusCode);
+    const outcome = request.signinDisabled ? 'disabled' : outcomeOf(statusCode);
     const by = request.signinMethod ?? method;
     const factor = outcome === 'success' ? (request.signinFactor ?? undefined) : undefined;
     metrics.signin(outcome, by, factor);

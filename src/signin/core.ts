@@ -37,7 +37,9 @@ export type SigninOutcome =
   | { ok: false; reason: 'credentials'; userId: bigint | undefined }
   | { ok: false; reason: 'throttled'; retryAfterSeconds: number }
   /** The method succeeded for an account whose email is not verified, with REQUIRE_VERIFIED_EMAIL. */
-  | { ok: false; reason: 'unverified'; userId: bigint };
+  | { ok: false; reason: 'unverified'; userId: bigint }
+  /** The method succeeded for an account an admin disabled: told only to who proved it. */
+  | { ok: false; reason: 'disabled'; userId: bigint };
 
 export type SigninFailure = Extract<SigninOutcome, { ok: false }>;
 
@@ -222,6 +224,11 @@ export class SigninCore {
     remembers: boolean,
   ): Promise<SigninOutcome> {
     const { user } = proof;
+    if (user.disabled) {
+      // Not a guess either: the credential was right, so it is not held against the account.
+      await attempt.succeeded();
+      return { ok: false, reason: 'disabled', userId: user.id };
+    }
     if ((this.#d.requireVerifiedEmail || proof.needsVerifiedEmail) && !user.emailVerified) {
       // The method succeeded, so the attempt is not held against the account; only the session waits.
       await attempt.succeeded();
@@ -381,6 +388,11 @@ export class SigninCore {
       if (!digest || !stored || !user) {
         await attempt.failed();
         return { ok: false, reason: 'credentials', userId: undefined };
+      }
+      if (user.disabled) {
+        // Disabled since the ticket was left: the ticket proved the first step.
+        await attempt.abandoned();
+        return { ok: false, reason: 'disabled', userId: user.id, method: stored.method };
       }
       const totp = await this.#d.factorOf(user.id);
       const proof = { ok: true, user, secondFactor: { by: 'code', code, totp } } as const;

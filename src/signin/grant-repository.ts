@@ -56,6 +56,14 @@ export class GrantRepository {
     this.#grant ??= slotted(GRANT_SLOTS, (s) =>
       this.#db
         .with('granted', (db) => insertIfHash(db, s, s.passwordHash, true).returning('user_id'))
+        // The account's last sign-in, for support staff (admin/): with the session it dates.
+        .with('dated', (db) =>
+          db
+            .updateTable('users')
+            .set({ last_signin_at: s.created_at as string })
+            .where('id', 'in', (eb) => eb.selectFrom('granted').select('user_id'))
+            .returning('id'),
+        )
         .with('forgiven', (db) =>
           db
             .deleteFrom('signin_attempts')
@@ -165,6 +173,11 @@ async function grantInSteps(db: Kysely<Tables>, { session, passwordHash, forgive
     .returning('user_id')
     .executeTakeFirst();
   if (!granted) return false;
+  await db
+    .updateTable('users')
+    .set({ last_signin_at: sessionRow(session).created_at })
+    .where('id', '=', session.userId)
+    .execute();
   await new SigninAttemptsRepository(db).clear(forgive.accountDigest, forgive);
   if (remember)
     await new SigninDevicesRepository(db).remember({ ...remember, accountDigest: forgive.accountDigest });

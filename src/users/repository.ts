@@ -7,10 +7,25 @@ import { type Tables, USER_COUNT_SPAN, type UsersTable } from '../db/schema.ts';
 import { PasswordCredentialsRepository } from '../passwords/repository.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import type { PageRequest } from '../shared/paging.ts';
-import { accountDigest, emailKey, type User, type UserSortKey } from './user.ts';
+import {
+  type AccountRole,
+  accountDigest,
+  emailKey,
+  parseRoles,
+  type User,
+  type UserSortKey,
+} from './user.ts';
 
 /** A user's columns, in the order userOfTuple reads them. */
-export const USER_COLUMNS = ['id', 'email', 'name', 'created_at', 'email_verified_at'] as const;
+export const USER_COLUMNS = [
+  'id',
+  'email',
+  'name',
+  'created_at',
+  'email_verified_at',
+  'role',
+  'disabled_at',
+] as const;
 
 type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>;
 
@@ -22,6 +37,8 @@ export function toUser(row: UserRow): User {
     name: row.name,
     createdAt: row.created_at,
     emailVerified: row.email_verified_at !== null,
+    role: row.role,
+    disabled: row.disabled_at !== null,
   };
 }
 
@@ -46,6 +63,8 @@ const USER_AT = {
   name: userAt('name'),
   created_at: userAt('created_at'),
   email_verified_at: userAt('email_verified_at'),
+  role: userAt('role'),
+  disabled_at: userAt('disabled_at'),
 };
 
 /**
@@ -61,6 +80,8 @@ export function userOfTuple(tuple: Tuple): User {
     name: row[USER_AT.name],
     createdAt: row[USER_AT.created_at],
     emailVerified: row[USER_AT.email_verified_at] !== null,
+    role: row[USER_AT.role],
+    disabled: row[USER_AT.disabled_at] !== null,
   };
 }
 
@@ -114,6 +135,21 @@ export class UsersRepository {
    */
   hasPasswordHash(id: bigint, passwordHash: string): Promise<boolean> {
     return this.#credentials.holds(id, passwordHash);
+  }
+
+  /**
+   * The ids of the admins who can sign in, locked (PostgreSQL) until the transaction ends: two
+   * admins removing each other at once are decided one after the other, so one admin stays.
+   */
+  async lockActiveAdmins(): Promise<bigint[]> {
+    const query = this.#db
+      .selectFrom('users')
+      .select('id')
+      .where('role', '=', 'admin')
+      .where('disabled_at', 'is', null)
+      .orderBy('id');
+    const rows = await (this.#options.rowLocks ? query.forUpdate() : query).execute();
+    return rows.map((row) => row.id);
   }
 
   /** The user, or undefined; a value rather than a promise when the rows are there at once (SQLite). */
@@ -188,6 +224,20 @@ export class UsersRepository {
    */
   async replacePasswordHash(id: bigint, expected: string, next: string): Promise<void> {
     await this.#credentials.replace(id, expected, next);
+  }
+
+  /** The application's own roles of a user, for the tokens Usher issues. */
+  async rolesOf(id: bigint): Promise<string[]> {
+    const row = await this.#db.selectFrom('users').select('roles').where('id', '=', id).executeTakeFirst();
+    return row ? parseRoles(row.roles) : [];
+  }
+
+  async setRole(id: bigint, role: AccountRole): Promise<void> {
+    await this.#db
+      .updateTable('users')
+      .set({ role, updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** The email is shown to reach its owner (kept as it is if it already was). */

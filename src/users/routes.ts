@@ -124,8 +124,9 @@ export const accountComponentFor = (profile: Pick<UserWireFormat, 'userSchema'>)
           maxItems: 1000,
           description: 'Linked provider identities, oldest first (the same as GET /api/identities).',
         }),
-        role: Type.Literal('user', {
-          description: 'What the account may administer: `user` (nothing) for every account for now.',
+        role: Type.Union([Type.Literal('user'), Type.Literal('support'), Type.Literal('admin')], {
+          description:
+            'What the account may administer: `user` (nothing), `support` (find users, end sessions, send mails) or `admin` (everything); see the administration tag.',
         }),
       },
       {

@@ -14,7 +14,7 @@ import type { LimitEventsRepository } from './limits-repository.ts';
 import { confirmPresentPassword, type PasswordAttempts, type Reauthentication } from './reauth.ts';
 import { EmailTakenError, toUser, type UsersRepository } from './repository.ts';
 import { checkEmail, checkName } from './rules.ts';
-import { emailKey, USER_DEEP_SORTS, type User, type UserSortKey } from './user.ts';
+import { type AccountRole, emailKey, USER_DEEP_SORTS, type User, type UserSortKey } from './user.ts';
 
 export interface Registration {
   email: string;
@@ -31,8 +31,8 @@ export interface AccountView {
   passkeys: number;
   /** Linked provider identities, oldest first. */
   identities: AccountIdentity[];
-  /** `user` for everyone until administration exists. */
-  role: 'user';
+  /** What the account may administer (admin/): `user`, `support` or `admin`. */
+  role: AccountRole;
 }
 
 /** A linked provider identity, as the account view shows it. */
@@ -64,6 +64,22 @@ export type { PasswordAttempts } from './reauth.ts';
 export interface UsersLimits {
   registration: RegistrationLimits;
   emailChange: EmailChangeLimits;
+}
+
+/**
+ * Refuses a change that would leave no admin who can sign in: `target` stops being one (demoted,
+ * disabled, deleted). Takes the admins' row locks first (PostgreSQL), in the change's transaction.
+ */
+export async function keepAnAdmin(
+  users: Pick<UsersRepository, 'lockActiveAdmins'>,
+  target: bigint,
+): Promise<void> {
+  const admins = await users.lockActiveAdmins();
+  if (admins.length === 1 && admins[0] === target)
+    throw new AppError(
+      'LAST_ADMIN',
+      'This is the last admin who can sign in: make another account admin first, so that someone can still administer Usher.',
+    );
 }
 
 export const userNotFound = () => new AppError('USER_NOT_FOUND', 'No user has that id.');
@@ -126,6 +142,11 @@ export class UsersService {
 
   find(id: bigint): Awaitable<User | undefined> {
     return this.#users.findById(id);
+  }
+
+  /** The application's own roles (set by admins), for the tokens Usher issues. */
+  rolesOf(id: bigint): Promise<string[]> {
+    return this.#users.rolesOf(id);
   }
 
   async list(paging: PageRequest<UserSortKey>): Promise<{ users: User[]; total: number }> {
@@ -241,6 +262,7 @@ export class UsersService {
     if (id !== actor.userId) throw forbidden();
     await this.#reauth.confirm(actor, input.currentPassword, client.address, 'Deleting your account');
     const deleted = await this.#transaction(async (repos) => {
+      if (actor.owner.role === 'admin') await keepAnAdmin(repos.users, id);
       const user = await repos.users.delete(id);
       if (user?.emailVerified) await this.#accountMail.accountDeleted(repos, user);
       return user;
@@ -257,7 +279,7 @@ export class UsersService {
       this.#methods.passkeyCount(actor.userId),
       this.#methods.identities(actor.userId),
     ]);
-    return { user: toUser(actor.owner), password, totp, passkeys, identities, role: 'user' };
+    return { user: toUser(actor.owner), password, totp, passkeys, identities, role: actor.owner.role };
   }
 
   /** Admin (CLI): the user with that email, in any letter case. */
@@ -289,11 +311,28 @@ export class UsersService {
     return user;
   }
 
-  /** Admin (CLI): deletes the user with that email (sessions, products and reviews go too). */
+  /**
+   * Admin (CLI): deletes the user with that email (sessions, products and reviews go too), unless
+   * they are the last admin who can sign in.
+   */
   async deleteByEmail(email: string): Promise<User> {
     const user = await this.findByEmail(email);
-    if (!(await this.#users.delete(user.id))) throw userNotFound();
+    const deleted = await this.#transaction(async (repos) => {
+      if (user.role === 'admin') await keepAnAdmin(repos.users, user.id);
+      return repos.users.delete(user.id);
+    });
+    if (!deleted) throw userNotFound();
     return user;
+  }
+
+  /** Admin (CLI `users set-role`): the account's role; the last admin who can sign in stays one. */
+  async setRole(email: string, role: AccountRole): Promise<User> {
+    const user = await this.findByEmail(email);
+    await this.#transaction(async (repos) => {
+      if (user.role === 'admin' && role !== 'admin') await keepAnAdmin(repos.users, user.id);
+      await repos.users.setRole(user.id, role);
+    });
+    return { ...user, role };
   }
 
   /**

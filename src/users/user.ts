@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { AccountRole } from '../db/schema.ts';
+
+export type { AccountRole } from '../db/schema.ts';
 /** A user as the rest of the code sees it: no password hash ever leaves the repository by this type. */
 export interface User {
   readonly id: bigint;
@@ -7,6 +10,17 @@ export interface User {
   readonly createdAt: Date;
   /** The email was shown to reach its owner (a link from a mail to it was followed). */
   readonly emailVerified: boolean;
+  /** What the account may administer: `user` (nothing), `support` or `admin`. */
+  readonly role: AccountRole;
+  /** An admin disabled the account: no way of signing in admits it. */
+  readonly disabled: boolean;
+}
+
+export const ACCOUNT_ROLES: readonly AccountRole[] = ['user', 'support', 'admin'];
+
+/** Whether `role` may do what `needed` may (admin ⊃ support ⊃ user). */
+export function roleAtLeast(role: AccountRole, needed: AccountRole): boolean {
+  return ACCOUNT_ROLES.indexOf(role) >= ACCOUNT_ROLES.indexOf(needed);
 }
 
 /** Trimmed and lower-cased: two emails are the same account when their keys are equal. */
@@ -26,3 +40,9 @@ export const USER_SORT_KEYS = ['id', 'name', 'email', 'createdAt'] as const;
 export type UserSortKey = (typeof USER_SORT_KEYS)[number];
 /** Orders whose pages are found through user_counts at any depth; the others stop at MAX_PAGE_DEPTH. */
 export const USER_DEEP_SORTS: readonly UserSortKey[] = ['id'];
+
+/** The stored `roles` column: written only as a JSON array of strings (admin/). */
+export function parseRoles(stored: string): string[] {
+  const parsed: unknown = JSON.parse(stored);
+  return Array.isArray(parsed) ? parsed.filter((r): r is string => typeof r === 'string') : [];
+}

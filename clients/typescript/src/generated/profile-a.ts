@@ -526,6 +526,178 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find users by part of their email or name
+         * @description Needs a support user or an admin. Users whose email or name contains `q` (any letter case; indexed for substring search), filtered by status, verification and role, with the collection conventions (X-Total-Count, Link). Every search is audited.
+         */
+        get: operations["adminSearchUsers"];
+        put?: never;
+        /**
+         * Invite someone: an account without a password, and a mail to choose one
+         * @description Needs an admin. The link (to {PUBLIC_URL}/reset-password) works once, for 7 days; following it sets the password and proves the address.
+         */
+        post: operations["adminInviteUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's account, sign-in methods and sessions
+         * @description Needs a support user or an admin. Audited.
+         */
+        get: operations["adminGetUser"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an account
+         * @description Needs an admin. As the owner's own deletion: sessions, products and reviews go too; a verified address is told. Not the last admin (409 LAST_ADMIN).
+         */
+        delete: operations["adminDeleteUser"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a user's name, email, verification, role or application roles
+         * @description Needs an admin. Only the fields sent change. A new email is unverified (and mailed a confirmation link) unless `emailVerified: true` comes with it; the old address is told. The last admin who can sign in cannot be demoted (409 LAST_ADMIN).
+         */
+        patch: operations["adminUpdateUser"];
+        trace?: never;
+    };
+    "/api/admin/users/{id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable an account: every session ends, every way in refuses it
+         * @description Needs an admin. Sessions end and what apps hold through Usher's provider is revoked at once. Every sign-in method then answers 403 SIGNIN_FAILED, only after a right credential (a wrong one is answered as for any account). Not the last admin (409 LAST_ADMIN).
+         */
+        post: operations["adminDisableUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/users/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a disabled account again
+         * @description Needs an admin.
+         */
+        post: operations["adminEnableUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/users/{id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End every session of a user's (a stolen device, say)
+         * @description Needs a support user or an admin. Every Usher session ends on every instance at once, and what apps hold through Usher's provider is revoked.
+         */
+        delete: operations["adminEndUserSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/users/{id}/mfa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove lost second factors: TOTP, its recovery codes and passkeys
+         * @description Needs an admin. For someone who lost both their device and their recovery codes. The owner is told by mail.
+         */
+        delete: operations["adminRemoveSecondFactors"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/users/{id}/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail the user a password-reset link
+         * @description Needs a support user or an admin. The same mail as forgot-password sends, not limited.
+         */
+        post: operations["adminSendPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/users/{id}/verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail the user a new link to confirm their email
+         * @description Needs a support user or an admin. 400 VALIDATION_FAILED when the email is verified already.
+         */
+        post: operations["adminSendVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/password/forgot": {
         parameters: {
             query?: never;
@@ -817,29 +989,45 @@ export interface components {
             /** @enum {string} */
             status: "accepted";
         };
-        /** @description Two-step sign-in is on: the recovery codes, shown this once. */
-        RecoveryCodes: {
-            /** @description Single-use codes for when the app is lost; stored only as hashes. */
-            recoveryCodes: string[];
-        };
-        /** @description A pending TOTP secret, to enter in an authenticator app. */
-        TotpSetup: {
-            /** @description The shared secret, base32; shown this once. */
-            secret: string;
+        /** @description An account, every way it signs in, and its sessions: what support needs to help its owner. */
+        AdminUserDetail: {
             /**
-             * Format: uri
-             * @description otpauth:// URI for a QR code.
+             * Format: int64
+             * @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.
              */
-            uri: string;
-        };
-        /** @description One of your passkeys. */
-        Passkey: {
-            /** @description The passkey's public id (32 hex digits), for DELETE; not the WebAuthn credential id. */
-            id: string;
-            /** @description A label chosen at registration ("Passkey" by default). */
+            id: bigint;
+            email: string;
             name: string;
+            /** @description What the account may administer: `user` (nothing), `support` (read, end sessions, send mails), `admin`. */
+            role: "user" | "support" | "admin";
+            /** @description The application's own roles (at most 20, each [a-z0-9:_-]{1,64}), carried in ID and access tokens as `roles`. */
+            roles: string[];
+            /** @description `disabled`: an admin disabled the account; no way of signing in admits it. */
+            status: "active" | "disabled";
+            emailVerified: boolean;
             /** Format: date-time */
             createdAt: string;
+            /** @description When its latest session was granted; null if it never signed in. */
+            lastSignInAt: string | null;
+            /** @description What the admin who disabled it wrote, if anything. */
+            disabledReason: string | null;
+            /** @description The account has a password. */
+            password: boolean;
+            /** @description Two-step sign-in (TOTP) is in force. */
+            totp: boolean;
+            passkeys: components["schemas"]["Passkey"][];
+            identities: {
+                /** @description For DELETE /api/identities/{id}. */
+                id: string;
+                /** @description The provider id. */
+                provider: string;
+                /** @description The email the provider last gave for it. */
+                email: string;
+                /** Format: date-time */
+                createdAt: string;
+            }[];
+            /** @description Its live sessions, newest first, as GET /api/sessions lists them (`current`: your own). */
+            sessions: components["schemas"]["SessionListItem"][];
         };
         /** @description One of your sessions, as GET /api/sessions lists it. */
         SessionListItem: {
@@ -864,6 +1052,51 @@ export interface components {
             current: boolean;
             /** @description The User-Agent it signed in with (up to 256 characters), or null. */
             userAgent: string | null;
+        };
+        /** @description One of your passkeys. */
+        Passkey: {
+            /** @description The passkey's public id (32 hex digits), for DELETE; not the WebAuthn credential id. */
+            id: string;
+            /** @description A label chosen at registration ("Passkey" by default). */
+            name: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** @description An account as support staff see it. */
+        AdminUser: {
+            /**
+             * Format: int64
+             * @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.
+             */
+            id: bigint;
+            email: string;
+            name: string;
+            /** @description What the account may administer: `user` (nothing), `support` (read, end sessions, send mails), `admin`. */
+            role: "user" | "support" | "admin";
+            /** @description The application's own roles (at most 20, each [a-z0-9:_-]{1,64}), carried in ID and access tokens as `roles`. */
+            roles: string[];
+            /** @description `disabled`: an admin disabled the account; no way of signing in admits it. */
+            status: "active" | "disabled";
+            emailVerified: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description When its latest session was granted; null if it never signed in. */
+            lastSignInAt: string | null;
+        };
+        /** @description Two-step sign-in is on: the recovery codes, shown this once. */
+        RecoveryCodes: {
+            /** @description Single-use codes for when the app is lost; stored only as hashes. */
+            recoveryCodes: string[];
+        };
+        /** @description A pending TOTP secret, to enter in an authenticator app. */
+        TotpSetup: {
+            /** @description The shared secret, base32; shown this once. */
+            secret: string;
+            /**
+             * Format: uri
+             * @description otpauth:// URI for a QR code.
+             */
+            uri: string;
         };
         /** @description A session started for a client without cookies. */
         TokenSession: {
@@ -993,7 +1226,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "EMAIL_TAKEN" | "TOTP_ALREADY_ON" | "QUOTA_EXCEEDED" | "LAST_SIGNIN_METHOD" | "ACCOUNT_EXISTS" | "IDENTITY_TAKEN" | "SIGNUP_CLOSED" | "OAUTH_FAILED";
+            error: "EMAIL_TAKEN" | "TOTP_ALREADY_ON" | "QUOTA_EXCEEDED" | "LAST_SIGNIN_METHOD" | "ACCOUNT_EXISTS" | "LAST_ADMIN" | "IDENTITY_TAKEN" | "SIGNUP_CLOSED" | "OAUTH_FAILED";
             message: string;
         };
         /** @description The signed-in account and the ways it can sign in. */
@@ -1019,11 +1252,8 @@ export interface components {
                 /** Format: date-time */
                 createdAt: string;
             }[];
-            /**
-             * @description What the account may administer: `user` (nothing) for every account for now.
-             * @enum {string}
-             */
-            role: "user";
+            /** @description What the account may administer: `user` (nothing), `support` (find users, end sessions, send mails) or `admin` (everything); see the administration tag. */
+            role: "user" | "support" | "admin";
         };
         /** @description A 401 failure: a stable code and a message for people. */
         Error401: {
@@ -1745,7 +1975,7 @@ export interface operations {
                     "application/json": components["schemas"]["CodeOnlyError401"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: The email is not verified yet while REQUIRE_VERIFIED_EMAIL is on. */
+            /** @description `SIGNIN_FAILED`: The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1861,7 +2091,7 @@ export interface operations {
                     "application/json": components["schemas"]["CodeOnlyError401"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: The email is not verified yet while REQUIRE_VERIFIED_EMAIL is on. */
+            /** @description `SIGNIN_FAILED`: The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2035,7 +2265,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: The email is not verified yet while REQUIRE_VERIFIED_EMAIL is on. */
+            /** @description `SIGNIN_FAILED`: The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2780,7 +3010,7 @@ export interface operations {
                     "application/json": components["schemas"]["CodeOnlyError401"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: The email is not verified yet while REQUIRE_VERIFIED_EMAIL is on. */
+            /** @description `SIGNIN_FAILED`: The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3541,7 +3771,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error401"];
                 };
             };
-            /** @description `SIGNIN_FAILED`: The email is not verified yet while REQUIRE_VERIFIED_EMAIL is on. */
+            /** @description `SIGNIN_FAILED`: The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3842,6 +4072,978 @@ export interface operations {
                 };
             };
             /** @description `UNAVAILABLE`: The provider has no keys: ENCRYPTION_KEY is not set on PostgreSQL. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminSearchUsers: {
+        parameters: {
+            query?: {
+                /** @description a whole number from 1 (default 1) */
+                page?: number;
+                /** @description a whole number from 1 to 100 (default 20) */
+                size?: number;
+                /** @description one of id, email, name, createdAt, lastSignInAt; "-key" or "key,desc" for descending (default id) */
+                sort?: string;
+                /** @description Part of the email or the name, in any letter case (empty: every user). */
+                q?: string;
+                status?: "active" | "disabled";
+                verified?: "true" | "false";
+                /** @description What the account may administer: `user` (nothing), `support` (read, end sessions, send mails), `admin`. */
+                role?: "user" | "support" | "admin";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of users. */
+            200: {
+                headers: {
+                    /** @description How many items the whole collection holds. */
+                    "X-Total-Count"?: bigint;
+                    /** @description RFC 8288 links to the first, prev, next and last pages (other query parameters kept). */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUser"][];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `INVALID_QUERY`: A query parameter (page, size, sort) has a value that is not accepted, or page × size is over 10,000 in an order that pages no deeper.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminInviteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    name: string;
+                    /** @description The application's own roles (at most 20, each [a-z0-9:_-]{1,64}), carried in ID and access tokens as `roles`. */
+                    roles?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Invited. */
+            201: {
+                headers: {
+                    /** @description The path of what was created. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUserDetail"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `EMAIL_TAKEN`: Another user already has that email, in any letter case. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminGetUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id: decimal digits, 1 to 2^63-1. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUserDetail"];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No user has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminDeleteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id: decimal digits, 1 to 2^63-1. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No user has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `LAST_ADMIN`: The change would leave no admin who can sign in (a demotion, disabling or deletion of the last one): make another account admin first. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminUpdateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id: decimal digits, 1 to 2^63-1. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    email?: string;
+                    emailVerified?: boolean;
+                    /** @description What the account may administer: `user` (nothing), `support` (read, end sessions, send mails), `admin`. */
+                    role?: "user" | "support" | "admin";
+                    /** @description The application's own roles (at most 20, each [a-z0-9:_-]{1,64}), carried in ID and access tokens as `roles`. */
+                    roles?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The account as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUserDetail"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No user has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description `EMAIL_TAKEN`: Another user already has that email, in any letter case.
+             *
+             *     `LAST_ADMIN`: The change would leave no admin who can sign in (a demotion, disabling or deletion of the last one): make another account admin first.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminDisableUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id: decimal digits, 1 to 2^63-1. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Kept with the account for support. */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account, disabled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUserDetail"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No user has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `LAST_ADMIN`: The change would leave no admin who can sign in (a demotion, disabling or deletion of the last one): make another account admin first. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminEnableUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id: decimal digits, 1 to 2^63-1. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The account, enabled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUserDetail"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No user has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminEndUserSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id: decimal digits, 1 to 2^63-1. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No user has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminRemoveSecondFactors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id: decimal digits, 1 to 2^63-1. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed (or there was nothing to remove). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No user has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminSendPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id: decimal digits, 1 to 2^63-1. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The mail is on its way. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "accepted";
+                    };
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No user has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminSendVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id: decimal digits, 1 to 2^63-1. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The mail is on its way. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "accepted";
+                    };
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No user has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
             503: {
                 headers: {
                     /** @description Seconds to wait, when the server is busy rather than down. */

@@ -1,0 +1,344 @@
+// What support staff and admins do to accounts (CONTRACT "Administration"). Each change and its
+// audit record (with its actor) commit together; each mail it sends is in the same transaction.
+// The last admin who can sign in cannot be demoted, disabled or deleted, decided under a lock of
+// the admins' rows so that two admins removing each other at once leave one.
+import type { InTransaction } from '../db/transactions.ts';
+import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
+import type { MailService } from '../mail/service.ts';
+import type { PasskeysRepository, PasskeyView } from '../passkeys/repository.ts';
+import type { SessionsRepository } from '../sessions/repository.ts';
+import type { ActiveSession, SessionService, SessionView } from '../sessions/service.ts';
+import { AppError } from '../shared/errors.ts';
+import { type PageRequest, readPage } from '../shared/paging.ts';
+import { invalid } from '../shared/text.ts';
+import type { TotpRepository } from '../totp/repository.ts';
+import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
+import { checkEmail, checkName } from '../users/rules.ts';
+import { type AccountIdentity, type AccountMethodReaders, keepAnAdmin } from '../users/service.ts';
+import { type AccountRole, emailKey, type User } from '../users/user.ts';
+import type { AuditActor, AuditRepository } from './audit-repository.ts';
+import type { AdminRepository, AdminSortKey, AdminUserRecord, UserFilters } from './repository.ts';
+
+/** An account as the admin API shows one. */
+export interface AdminUserDetail extends AdminUserRecord {
+  password: boolean;
+  totp: boolean;
+  passkeys: PasskeyView[];
+  identities: AccountIdentity[];
+  sessions: SessionView[];
+}
+
+export interface AdminRepositories extends AccountMailRepositories {
+  admin: AdminRepository;
+  audit: AuditRepository;
+  users: UsersRepository;
+  sessions: SessionsRepository;
+  totp: TotpRepository;
+  passkeys: PasskeysRepository;
+  appAccess: { revokeAccount(userId: bigint): Promise<void> };
+}
+
+export interface AdminChange {
+  name?: string | undefined;
+  email?: string | undefined;
+  emailVerified?: boolean | undefined;
+  role?: AccountRole | undefined;
+  roles?: readonly string[] | undefined;
+}
+
+/** Who is acting: their session and where the request came from. */
+export interface Acting {
+  session: ActiveSession;
+  address: string;
+  userAgent: string | undefined;
+}
+
+/** How long an invitation's link works (CONTRACT: 7 days). */
+export const INVITATION_TTL_MS = 7 * 24 * 3600 * 1000;
+const PASSKEYS_SHOWN = 100;
+
+export const notFound = () => new AppError('NOT_FOUND', 'No user has that id.');
+
+const emailTaken = () => new AppError('EMAIL_TAKEN', 'email: another account already uses this email');
+
+const actorOf = (acting: Acting): AuditActor => ({
+  actorId: acting.session.userId,
+  address: acting.address,
+  userAgent: acting.userAgent ?? null,
+});
+
+export class AdminService {
+  readonly #admin: AdminRepository;
+  readonly #transaction: InTransaction<AdminRepositories>;
+  readonly #sessions: SessionService;
+  readonly #passkeys: PasskeysRepository;
+  readonly #methods: AccountMethodReaders & { hasPassword(userId: bigint): Promise<boolean> };
+  readonly #accountMail: AccountMail;
+  readonly #mail: Pick<MailService, 'wake'>;
+  readonly #now: () => number;
+
+  constructor(deps: {
+    admin: AdminRepository;
+    transaction: InTransaction<AdminRepositories>;
+    sessions: SessionService;
+    passkeys: PasskeysRepository;
+    methods: AccountMethodReaders & { hasPassword(userId: bigint): Promise<boolean> };
+    accountMail: AccountMail;
+    mail: Pick<MailService, 'wake'>;
+    now: () => number;
+  }) {
+    this.#admin = deps.admin;
+    this.#transaction = deps.transaction;
+    this.#sessions = deps.sessions;
+    this.#passkeys = deps.passkeys;
+    this.#methods = deps.methods;
+    this.#accountMail = deps.accountMail;
+    this.#mail = deps.mail;
+    this.#now = deps.now;
+  }
+
+  #record(
+    repos: Pick<AdminRepositories, 'audit'>,
+    acting: Acting,
+    type: string,
+    userId: bigint | null,
+    details = {},
+  ) {
+    return repos.audit.record({ ...actorOf(acting), type, userId, details }, new Date(this.#now()));
+  }
+
+  /** GET /api/admin/users: a page of the users the filters keep, and how many they keep. */
+  async search(
+    acting: Acting,
+    filters: UserFilters,
+    paging: PageRequest<AdminSortKey>,
+  ): Promise<{ users: AdminUserRecord[]; total: number }> {
+    const admin = this.#admin;
+    const { items, total } = await readPage(paging, [], admin.count(filters), () =>
+      admin.search(filters, paging),
+    );
+    await this.#transaction((repos) =>
+      this.#record(repos, acting, 'admin.users.searched', null, { ...filters, page: paging.page, total }),
+    );
+    return { users: items, total };
+  }
+
+  /** GET /api/admin/users/{id}: the account and every way it signs in, its sessions included. */
+  async view(acting: Acting, id: bigint): Promise<AdminUserDetail> {
+    const detail = await this.#detail(acting.session, id);
+    await this.#transaction((repos) => this.#record(repos, acting, 'admin.user.viewed', id));
+    return detail;
+  }
+
+  async #detail(viewer: ActiveSession, id: bigint): Promise<AdminUserDetail> {
+    const record = await this.#admin.find(id);
+    if (!record) throw notFound();
+    const [password, totp, passkeys, identities, sessions] = await Promise.all([
+      this.#methods.hasPassword(id),
+      this.#methods.totpInForce(id),
+      this.#passkeys.list(id, PASSKEYS_SHOWN),
+      this.#methods.identities(id),
+      this.#sessions.listOf(id, viewer),
+    ]);
+    return { ...record, password, totp, passkeys, identities, sessions };
+  }
+
+  /**
+   * Runs `change` on the account in one transaction with its audit record: NOT_FOUND when there
+   * is no such account (nothing recorded), and then the admin's view of it as it is now.
+   */
+  async #change(
+    acting: Acting,
+    id: bigint,
+    type: string,
+    change: (
+      repos: AdminRepositories,
+      current: AdminUserRecord,
+    ) => Promise<Record<string, unknown> | undefined>,
+  ): Promise<{ mailed: boolean }> {
+    let mailed = false;
+    await this.#transaction(async (repos) => {
+      const current = await repos.admin.find(id);
+      if (!current) throw notFound();
+      const details = await change(repos, current);
+      mailed = details?.mailed === true;
+      await this.#record(repos, acting, type, id, details ?? {});
+    });
+    if (mailed) this.#mail.wake();
+    return { mailed };
+  }
+
+  /** PATCH /api/admin/users/{id}. */
+  async update(acting: Acting, id: bigint, input: AdminChange): Promise<AdminUserDetail> {
+    const name = input.name === undefined ? undefined : checkName(input.name);
+    const email = input.email === undefined ? undefined : checkEmail(input.email);
+    const roles = input.roles === undefined ? undefined : [...new Set(input.roles)];
+    await this.#change(acting, id, 'admin.user.updated', async (repos, current) => {
+      const now = new Date(this.#now());
+      const changed: string[] = [];
+      let mailed = false;
+      if (input.role !== undefined && input.role !== current.role) {
+        if (current.role === 'admin') await keepAnAdmin(repos.users, id);
+        await repos.admin.setRole(id, input.role, now);
+        changed.push('role');
+      }
+      if (roles !== undefined) {
+        await repos.admin.setRoles(id, roles, now);
+        changed.push('roles');
+      }
+      if (name !== undefined && name !== current.name) {
+        await repos.admin.setName(id, name, now);
+        changed.push('name');
+      }
+      const newEmail = email !== undefined && emailKey(email) !== emailKey(current.email);
+      if (email !== undefined && email !== current.email) {
+        let updated: Awaited<ReturnType<UsersRepository['update']>>;
+        try {
+          updated = await repos.users.update(id, {
+            email,
+            emailKey: emailKey(email),
+            name: name ?? current.name,
+            unverify: newEmail,
+          });
+        } catch (error) {
+          if (error instanceof EmailTakenError) throw emailTaken();
+          throw error;
+        }
+        if (newEmail && updated) {
+          // Links mailed to the old address open nothing any more; the new one is asked to confirm
+          // unless the admin says it is verified, and the old one hears of the change.
+          await repos.tokens.voidAll(id, 'password-reset', now);
+          await repos.tokens.voidAll(id, 'email-verify', now);
+          if (input.emailVerified !== true) await this.#accountMail.verification(repos, updated);
+          await this.#accountMail.emailChanged(repos, updated, {
+            ...updated,
+            email: current.email,
+            emailVerified: current.emailVerified,
+          });
+          mailed = true;
+        }
+        changed.push('email');
+      }
+      if (input.emailVerified !== undefined) {
+        await repos.admin.setEmailVerified(id, input.emailVerified, now);
+        changed.push('emailVerified');
+      }
+      return {
+        changed,
+        ...(input.role !== undefined ? { role: input.role } : {}),
+        ...(roles ? { roles } : {}),
+        mailed,
+      };
+    });
+    return this.#detail(acting.session, id);
+  }
+
+  /**
+   * POST /api/admin/users/{id}/disable: every session ends and what apps hold is revoked in the
+   * same transaction; from then on every way in refuses the account (signin/core.ts).
+   */
+  async disable(acting: Acting, id: bigint, reason: string | undefined): Promise<AdminUserDetail> {
+    await this.#change(acting, id, 'admin.user.disabled', async (repos, current) => {
+      if (current.role === 'admin' && current.disabledAt === null) await keepAnAdmin(repos.users, id);
+      await repos.admin.disable(id, reason ?? null, new Date(this.#now()));
+      await repos.sessions.deleteForUser(id);
+      await repos.appAccess.revokeAccount(id);
+      return reason === undefined ? {} : { reason };
+    });
+    return this.#detail(acting.session, id);
+  }
+
+  async enable(acting: Acting, id: bigint): Promise<AdminUserDetail> {
+    await this.#change(acting, id, 'admin.user.enabled', async (repos) => {
+      await repos.admin.enable(id, new Date(this.#now()));
+      return undefined;
+    });
+    return this.#detail(acting.session, id);
+  }
+
+  /** DELETE /api/admin/users/{id}: as the user's own deletion, with a goodbye to a verified address. */
+  async delete(acting: Acting, id: bigint): Promise<void> {
+    await this.#change(acting, id, 'admin.user.deleted', async (repos, current) => {
+      if (current.role === 'admin') await keepAnAdmin(repos.users, id);
+      const deleted = await repos.users.delete(id);
+      if (!deleted) throw notFound();
+      if (deleted.emailVerified) await this.#accountMail.accountDeleted(repos, deleted);
+      return { email: current.email, mailed: deleted.emailVerified };
+    });
+  }
+
+  /** DELETE /api/admin/users/{id}/sessions: Usher's sessions and what apps hold through its provider. */
+  async endSessions(acting: Acting, id: bigint): Promise<void> {
+    await this.#change(acting, id, 'admin.user.sessions_ended', async (repos) => {
+      await repos.sessions.deleteForUser(id);
+      await repos.appAccess.revokeAccount(id);
+      return undefined;
+    });
+  }
+
+  /**
+   * DELETE /api/admin/users/{id}/mfa: TOTP off, its recovery codes and every passkey removed, for
+   * someone who lost them; the owner is told by mail when anything was removed.
+   */
+  async removeSecondFactors(acting: Acting, id: bigint): Promise<void> {
+    await this.#change(acting, id, 'admin.user.mfa_removed', async (repos, current) => {
+      const totp = await repos.totp.remove(id);
+      const passkeys = await repos.passkeys.deleteAll(id);
+      const mailed = totp || passkeys > 0;
+      if (mailed) await this.#accountMail.secondFactorsRemoved(repos, addressee(current));
+      return { totp, passkeys, mailed };
+    });
+  }
+
+  /** POST /api/admin/users/{id}/password-reset: the same mail as forgot-password sends. */
+  async sendPasswordReset(acting: Acting, id: bigint): Promise<void> {
+    await this.#change(acting, id, 'admin.user.password_reset_sent', async (repos, current) => {
+      await this.#accountMail.passwordReset(repos, addressee(current));
+      return { mailed: true };
+    });
+  }
+
+  /** POST /api/admin/users/{id}/verification: a new confirmation link, unless already verified. */
+  async sendVerification(acting: Acting, id: bigint): Promise<void> {
+    await this.#change(acting, id, 'admin.user.verification_sent', async (repos, current) => {
+      if (current.emailVerified) throw invalid('email', 'is already verified');
+      await this.#accountMail.verification(repos, addressee(current));
+      return { mailed: true };
+    });
+  }
+
+  /**
+   * POST /api/admin/users: an invitation. The account has no password until its owner follows
+   * the mailed link (the reset page), which also proves the address.
+   */
+  async invite(
+    acting: Acting,
+    input: { email: string; name: string; roles?: readonly string[] | undefined },
+  ): Promise<AdminUserDetail> {
+    const email = checkEmail(input.email);
+    const name = checkName(input.name);
+    const roles = input.roles === undefined ? [] : [...new Set(input.roles)];
+    const user = await this.#transaction(async (repos) => {
+      let created: User;
+      try {
+        created = await repos.users.insert({ email, emailKey: emailKey(email), name });
+      } catch (error) {
+        if (error instanceof EmailTakenError) throw emailTaken();
+        throw error;
+      }
+      if (roles.length > 0) await repos.admin.setRoles(created.id, roles, new Date(this.#now()));
+      await this.#accountMail.invitation(repos, created, INVITATION_TTL_MS);
+      await this.#record(repos, acting, 'admin.user.invited', created.id, { roles });
+      return created;
+    });
+    this.#mail.wake();
+    return this.#detail(acting.session, user.id);
+  }
+}
+
+const addressee = (user: AdminUserRecord) => ({
+  id: user.id,
+  email: user.email,
+  name: user.name,
+  emailVerified: user.emailVerified,
+});

@@ -261,6 +261,7 @@ describeEachStore('OpenID Connect code flow', (store) => {
       email: user.email,
       email_verified: false,
       name: user.name,
+      roles: [],
     });
 
     const emailOnly = await tokensFor('openid email');
@@ -268,11 +269,13 @@ describeEachStore('OpenID Connect code flow', (store) => {
       sub,
       email: user.email,
       email_verified: false,
+      roles: [],
     });
 
     const bare = await tokensFor('openid');
     const info = await client.fetchUserInfo(config, bare.access_token, sub);
-    assert.deepEqual(info, { sub }, 'no email or profile scope: no email, no name');
+    // roles (the application's own, set by admins) come with openid itself.
+    assert.deepEqual(info, { sub, roles: [] }, 'no email or profile scope: no email, no name');
   });
 
   test('userinfo refuses a token it did not issue for it: the ID token, or nothing', async () => {

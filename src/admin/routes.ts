@@ -356,55 +356,46 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
     },
   );
 
-  app.post(
-    '/api/admin/users/:id/password-reset',
-    {
-      schema: {
-        summary: 'Mail the user a password-reset link',
-        operationId: 'adminSendPasswordReset',
-        description: `${SUPPORT} The same mail as forgot-password sends, not limited.`,
-        params: UserIdParams,
-        body: EmptyBody,
-        response: {
-          202: success(Accepted, 'The mail is on its way.'),
-          ...failures(['VALIDATION_FAILED', 'NOT_FOUND', 'UNAUTHENTICATED', 'FORBIDDEN'], {
-            notes: unknownUser,
-          }),
+  const mails = {
+    'password-reset': {
+      summary: 'Mail the user a password-reset link',
+      operationId: 'adminSendPasswordReset',
+      description: `${SUPPORT} The same mail as forgot-password sends, not limited.`,
+      send: (request: FastifyRequest<{ Params: { id: string } }>) =>
+        admin.sendPasswordReset(acting(request), userId(request)),
+    },
+    verification: {
+      summary: 'Mail the user a new link to confirm their email',
+      operationId: 'adminSendVerification',
+      description: `${SUPPORT} 400 VALIDATION_FAILED when the email is verified already.`,
+      send: (request: FastifyRequest<{ Params: { id: string } }>) =>
+        admin.sendVerification(acting(request), userId(request)),
+    },
+  };
+  for (const [path, { send, ...doc }] of Object.entries(mails)) {
+    app.post(
+      `/api/admin/users/:id/${path}`,
+      {
+        schema: {
+          ...doc,
+          params: UserIdParams,
+          body: EmptyBody,
+          response: {
+            202: success(Accepted, 'The mail is on its way.'),
+            ...failures(['VALIDATION_FAILED', 'NOT_FOUND', 'UNAUTHENTICATED', 'FORBIDDEN'], {
+              notes: unknownUser,
+            }),
+          },
         },
+        config: support,
+        preValidation: bodyOptional,
       },
-      config: support,
-      preValidation: bodyOptional,
-    },
-    async (request, reply) => {
-      await admin.sendPasswordReset(acting(request), userId(request));
-      return reply.code(202).send({ status: 'accepted' as const });
-    },
-  );
-
-  app.post(
-    '/api/admin/users/:id/verification',
-    {
-      schema: {
-        summary: 'Mail the user a new link to confirm their email',
-        operationId: 'adminSendVerification',
-        description: `${SUPPORT} 400 VALIDATION_FAILED when the email is verified already.`,
-        params: UserIdParams,
-        body: EmptyBody,
-        response: {
-          202: success(Accepted, 'The mail is on its way.'),
-          ...failures(['VALIDATION_FAILED', 'NOT_FOUND', 'UNAUTHENTICATED', 'FORBIDDEN'], {
-            notes: unknownUser,
-          }),
-        },
+      async (request, reply) => {
+        await send(request);
+        return reply.code(202).send({ status: 'accepted' as const });
       },
-      config: support,
-      preValidation: bodyOptional,
-    },
-    async (request, reply) => {
-      await admin.sendVerification(acting(request), userId(request));
-      return reply.code(202).send({ status: 'accepted' as const });
-    },
-  );
+    );
+  }
 
   app.post(
     '/api/admin/users',

@@ -38,6 +38,7 @@ const codesAreTheDocumented: Equal<
   | 'FORBIDDEN'
   | 'IDENTITY_TAKEN'
   | 'INTERNAL'
+  | 'LAST_ADMIN'
   | 'INVALID_QUERY'
   | 'INVALID_TOKEN'
   | 'LAST_SIGNIN_METHOD'

@@ -159,6 +159,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
         'location',
         'link',
         'x-total-count',
+        'x-total-count-capped',
         'retry-after',
         'usher-second-factor',
         'usher-device',

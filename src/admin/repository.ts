@@ -1,9 +1,9 @@
 // The admin's reads and writes of accounts: search by any part of an email or name (indexed on
 // both stores: admin/ migration 0019), the admin's view of one account, roles, and disabling.
-import { type Expression, type Kysely, type SqlBool, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { AccountRole, Tables } from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
-import { parseRoles } from '../users/user.ts';
+import { emailKey, nameKey, parseRoles } from '../users/user.ts';
 
 export const ADMIN_SORT_KEYS = ['id', 'email', 'name', 'createdAt', 'lastSignInAt'] as const;
 export type AdminSortKey = (typeof ADMIN_SORT_KEYS)[number];
@@ -82,6 +82,9 @@ function toRecord(row: AdminRow): AdminUserRecord {
 /** `%`, `_` and the escape itself taken literally in a LIKE pattern (ESCAPE '\'). */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** A query folded as the keys it is compared with are (users/user.ts). */
+const folded = (q: string) => ({ email: emailKey(q), name: nameKey(q.trim()) });
+
 /** Trigrams need three characters: a shorter query is matched by a scan. */
 const TRIGRAM = 3;
 
@@ -97,41 +100,84 @@ export class AdminRepository {
     this.#postgres = options.postgres;
   }
 
-  /** The condition "email or name contains `q`", in the form each store's index serves. */
-  #contains(q: string): Expression<SqlBool> {
-    const folded = q.toLowerCase();
-    const pattern = `%${likeLiteral(folded)}%`;
-    const scan = sql<SqlBool>`(email_key like ${pattern} escape '\\' or lower(name) like ${pattern} escape '\\')`;
-    // PostgreSQL: pg_trgm's GIN indexes serve the LIKE itself (and recheck it).
-    if (this.#postgres || [...folded].length < TRIGRAM) return scan;
-    // SQLite: the FTS5 trigram table finds the candidates (a phrase of the query's trigrams,
-    // quotes doubled); the LIKE keeps exactly what contains the query (FTS folds case its own way).
-    const phrase = `"${folded.replaceAll('"', '""')}"`;
-    return sql<SqlBool>`(id in (select rowid from users_search where users_search match ${phrase}) and ${scan})`;
+  /**
+   * SQLite, a query of three characters or more: the FTS5 MATCH that finds exactly the users whose
+   * folded email or name contains it (a phrase of the query's trigrams per column, quotes
+   * doubled: consecutive trigrams are the substring itself). Undefined on PostgreSQL, whose
+   * pg_trgm indexes serve the LIKE itself, and for shorter queries, which have no trigram.
+   */
+  #match(q: string): string | undefined {
+    const { email, name } = folded(q);
+    if (this.#postgres || Math.min([...email].length, [...name].length) < TRIGRAM) return undefined;
+    const phrase = (text: string) => `"${text.replaceAll('"', '""')}"`;
+    return `email_key : ${phrase(email)} OR name_key : ${phrase(name)}`;
+  }
+
+  /** Every filter as a condition on `users`, `q` in the form the store's index serves. */
+  #conditions(filters: UserFilters, match: string | undefined): RawBuilder<SqlBool>[] {
+    const conditions: RawBuilder<SqlBool>[] = [];
+    if (filters.q && match !== undefined)
+      conditions.push(sql`users.id in (select rowid from users_search where users_search match ${match})`);
+    else if (filters.q) {
+      const { email, name } = folded(filters.q);
+      conditions.push(
+        sql`(users.email_key like ${`%${likeLiteral(email)}%`} escape '\\' or users.name_key like ${`%${likeLiteral(name)}%`} escape '\\')`,
+      );
+    }
+    if (filters.status === 'active') conditions.push(sql`users.disabled_at is null`);
+    if (filters.status === 'disabled') conditions.push(sql`users.disabled_at is not null`);
+    if (filters.verified === true) conditions.push(sql`users.email_verified_at is not null`);
+    if (filters.verified === false) conditions.push(sql`users.email_verified_at is null`);
+    if (filters.role) conditions.push(sql`users.role = ${filters.role}`);
+    return conditions;
   }
 
   #filtered(filters: UserFilters) {
-    let query = this.#db.selectFrom('users');
-    if (filters.q) query = query.where(this.#contains(filters.q));
-    if (filters.status === 'active') query = query.where('disabled_at', 'is', null);
-    if (filters.status === 'disabled') query = query.where('disabled_at', 'is not', null);
-    if (filters.verified === true) query = query.where('email_verified_at', 'is not', null);
-    if (filters.verified === false) query = query.where('email_verified_at', 'is', null);
-    if (filters.role) query = query.where('role', '=', filters.role);
-    return query;
+    const match = filters.q ? this.#match(filters.q) : undefined;
+    return this.#conditions(filters, match).reduce(
+      (query, condition) => query.where(condition),
+      this.#db.selectFrom('users'),
+    );
   }
 
-  /** The number of users the filters keep. */
-  async count(filters: UserFilters): Promise<number> {
-    const row = await this.#filtered(filters)
-      .select(({ fn }) => fn.countAll<number | string | bigint>().as('n'))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+  /**
+   * How many users the filters keep, counted up to `cap` (a common query keeps hundreds of
+   * thousands: their exact count would cost more than the page). On SQLite a query alone is
+   * counted in the FTS5 table, without reading users.
+   */
+  async count(filters: UserFilters, cap: number): Promise<number> {
+    const match = filters.q ? this.#match(filters.q) : undefined;
+    const onlyQuery =
+      filters.status === undefined && filters.verified === undefined && filters.role === undefined;
+    const matching =
+      match !== undefined && onlyQuery
+        ? sql`select 1 from users_search where users_search match ${match} limit ${cap}`
+        : sql`${this.#filtered(filters).select(sql`1`.as('one')).limit(cap)}`;
+    const { rows } = await sql<{
+      n: number | string | bigint;
+    }>`select count(*) as n from (${matching}) as matching`.execute(this.#db);
+    return Number(rows[0]?.n ?? 0);
   }
 
   /** One page of the users the filters keep, in the page's order (then by id). */
   async search(filters: UserFilters, paging: PageRequest<AdminSortKey>): Promise<AdminUserRecord[]> {
     const direction = paging.descending ? 'desc' : 'asc';
+    const match = filters.q ? this.#match(filters.q) : undefined;
+    if (match !== undefined && paging.sort === 'id') {
+      // SQLite in id order: the FTS5 table walked in rowid order drives the page, so a query that
+      // matches a quarter of a million users still stops at the page's last row.
+      const conditions = [
+        sql<SqlBool>`users_search match ${match}`,
+        ...this.#conditions({ ...filters, q: undefined }, undefined),
+      ];
+      const { rows } = await sql<AdminRow>`select ${sql.join(ADMIN_COLUMNS.map((c) => sql.ref(`users.${c}`)))}
+        from users_search join users on users.id = users_search.rowid
+        where ${sql.join(conditions, sql` and `)}
+        order by users_search.rowid ${sql.raw(direction)} limit ${paging.size} offset ${paging.offset}`.execute(
+        this.#db,
+      );
+      return rows.map(toRecord);
+    }
     let query = this.#filtered(filters).select(ADMIN_COLUMNS);
     const column = SORT_COLUMNS[paging.sort];
     // Never-signed-in accounts last in either direction, as on both stores alike.
@@ -185,15 +231,17 @@ export class AdminRepository {
     await query.where('id', '=', id).execute();
   }
 
-  /** Disables the account (keeping the first time and reason if it already was); false if it is gone. */
-  async disable(id: bigint, reason: string | null, now: Date): Promise<boolean> {
-    const result = await this.#db
+  /** Disables the account with this reason (since the first time, if it already was). */
+  async disable(id: bigint, reason: string | null, now: Date): Promise<void> {
+    await this.#db
       .updateTable('users')
-      .set({ disabled_at: now.toISOString(), disabled_reason: reason, updated_at: now.toISOString() })
+      .set({
+        disabled_at: sql<string>`coalesce(disabled_at, ${now.toISOString()})`,
+        disabled_reason: reason,
+        updated_at: now.toISOString(),
+      })
       .where('id', '=', id)
-      .where('disabled_at', 'is', null)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+      .execute();
   }
 
   async enable(id: bigint, now: Date): Promise<void> {

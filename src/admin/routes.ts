@@ -5,12 +5,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { PasskeyComponent } from '../passkeys/routes.ts';
-import { pageOf, pagingQuery, setPageHeaders } from '../plugins/paging.ts';
+import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import { currentSession } from '../sessions/guard.ts';
 import { SessionListItemComponent } from '../sessions/schemas.ts';
+import { AppError } from '../shared/errors.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
-import { pageRequest } from '../shared/paging.ts';
+import { MAX_PAGE_DEPTH, MAX_PAGE_SIZE, pageRequest } from '../shared/paging.ts';
 import { bodyOptional, component, failures, Id, noContent, success, Timestamp } from '../shared/schemas.ts';
+import { checkStorableText } from '../shared/text.ts';
 import { IdentitySchema, identityView } from '../users/routes.ts';
 import { EMAIL_MAX, NAME_MAX } from '../users/rules.ts';
 import { ADMIN_SORT_KEYS, type AdminUserRecord } from './repository.ts';
@@ -183,17 +185,26 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
       schema: {
         summary: 'Find users by part of their email or name',
         operationId: 'adminSearchUsers',
-        description: `${SUPPORT} Users whose email or name contains \`q\` (any letter case; indexed for substring search), filtered by status, verification and role, with the collection conventions (X-Total-Count, Link). Every search is audited.`,
+        description: `${SUPPORT} Users whose email or name contains \`q\` (any letter case, any script; indexed for substring search from three characters), filtered by status, verification and role, with the collection conventions (X-Total-Count, Link). Pages reach at most ${MAX_PAGE_DEPTH} rows deep in any order; when more match, X-Total-Count says ${MAX_PAGE_DEPTH} and X-Total-Count-Capped is sent. Every search is audited; the query is not written to the access log.`,
         querystring: SearchQuery,
         response: {
-          200: pageOf(AdminUserComponent.ref, 'A page of users.'),
+          200: success(
+            Type.Array(AdminUserComponent.ref, { maxItems: MAX_PAGE_SIZE }),
+            'A page of users.',
+            'X-Total-Count',
+            'X-Total-Count-Capped',
+            'Link',
+          ),
           ...failures(['INVALID_QUERY', 'UNAUTHENTICATED', 'FORBIDDEN']),
         },
       },
-      config: { auth: 'support', noStore: true },
+      // The query may be someone's email: the access log keeps the path only.
+      config: { auth: 'support', noStore: true, secretQuery: true },
     },
     async (request, reply) => {
       const { q, status, verified, role } = request.query;
+      if (q?.includes('\u0000'))
+        throw new AppError('INVALID_QUERY', 'q: must not contain the NUL character (U+0000)');
       const paging = pageRequest(request.query, 'id' as const);
       const filters = {
         q: q?.trim() || undefined,
@@ -201,8 +212,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
         verified: verified === undefined ? undefined : verified === 'true',
         role,
       };
-      const { users, total } = await admin.search(acting(request), filters, paging);
+      const { users, total, capped } = await admin.search(acting(request), filters, paging);
       setPageHeaders(request, reply, paging, total);
+      if (capped) reply.header('x-total-count-capped', 'true');
       return users.map(record);
     },
   );
@@ -255,7 +267,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
       schema: {
         summary: 'Disable an account: every session ends, every way in refuses it',
         operationId: 'adminDisableUser',
-        description: `${ADMIN_ONLY} Sessions end and what apps hold through Usher's provider is revoked at once. Every sign-in method then answers 403 SIGNIN_FAILED, only after a right credential (a wrong one is answered as for any account). Not the last admin (409 LAST_ADMIN).`,
+        description: `${ADMIN_ONLY} Sessions end and what apps hold through Usher's provider (refresh tokens, grants) is revoked at once; JWT access tokens already issued stay valid until they expire (ACCESS_TOKEN_TTL_SECONDS, 5 minutes by default). Every sign-in method then answers 403 SIGNIN_FAILED, only after a right credential (a wrong one is answered as for any account). Not the last admin (409 LAST_ADMIN).`,
         params: UserIdParams,
         body: DisableBody,
         response: {
@@ -268,7 +280,12 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
       config: common,
       preValidation: bodyOptional,
     },
-    async (request) => detail(await admin.disable(acting(request), userId(request), request.body.reason)),
+    async (request) => {
+      const { reason } = request.body;
+      return detail(
+        await admin.disable(acting(request), userId(request), reason && checkStorableText('reason', reason)),
+      );
+    },
   );
 
   app.post(

@@ -9,7 +9,7 @@ import type { PasskeysRepository, PasskeyView } from '../passkeys/repository.ts'
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession, SessionService, SessionView } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
-import { type PageRequest, readPage } from '../shared/paging.ts';
+import { MAX_PAGE_DEPTH, type PageRequest, refuseDeepPage } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
 import type { TotpRepository } from '../totp/repository.ts';
 import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
@@ -112,15 +112,20 @@ export class AdminService {
     acting: Acting,
     filters: UserFilters,
     paging: PageRequest<AdminSortKey>,
-  ): Promise<{ users: AdminUserRecord[]; total: number }> {
-    const admin = this.#admin;
-    const { items, total } = await readPage(paging, [], admin.count(filters), () =>
-      admin.search(filters, paging),
-    );
+  ): Promise<{ users: AdminUserRecord[]; total: number; capped: boolean }> {
+    refuseDeepPage(paging, []);
+    const items = await this.#admin.search(filters, paging);
+    // A first page that is not full is every match: no count needed. Otherwise counted up to one
+    // past the deepest row a page may reach (MAX_PAGE_DEPTH): beyond it no page can be read anyway.
+    const total =
+      paging.offset === 0 && items.length < paging.size
+        ? items.length
+        : await this.#admin.count(filters, MAX_PAGE_DEPTH + 1);
+    const capped = total > MAX_PAGE_DEPTH;
     await this.#transaction((repos) =>
-      this.#record(repos, acting, 'admin.users.searched', null, { ...filters, page: paging.page, total }),
+      this.#record(repos, acting, 'admin.users.searched', null, { ...filters, page: paging.page }),
     );
-    return { users: items, total };
+    return { users: items, total: Math.min(total, MAX_PAGE_DEPTH), capped };
   }
 
   /** GET /api/admin/users/{id}: the account and every way it signs in, its sessions included. */
@@ -177,16 +182,19 @@ export class AdminService {
       const now = new Date(this.#now());
       const changed: string[] = [];
       let mailed = false;
-      if (input.role !== undefined && input.role !== current.role) {
-        if (current.role === 'admin') await keepAnAdmin(repos.users, id);
-        await repos.admin.setRole(id, input.role, now);
-        changed.push('role');
+      if (input.role !== undefined) {
+        // On the admins as locked now: the role read above may be stale.
+        if (input.role !== 'admin') await keepAnAdmin(repos.users, id);
+        if (input.role !== current.role) {
+          await repos.admin.setRole(id, input.role, now);
+          changed.push('role');
+        }
       }
       if (roles !== undefined) {
         await repos.admin.setRoles(id, roles, now);
         changed.push('roles');
       }
-      if (name !== undefined && name !== current.name) {
+      if (name !== undefined && name !== current.name && email === undefined) {
         await repos.admin.setName(id, name, now);
         changed.push('name');
       }
@@ -238,8 +246,8 @@ export class AdminService {
    * same transaction; from then on every way in refuses the account (signin/core.ts).
    */
   async disable(acting: Acting, id: bigint, reason: string | undefined): Promise<AdminUserDetail> {
-    await this.#change(acting, id, 'admin.user.disabled', async (repos, current) => {
-      if (current.role === 'admin' && current.disabledAt === null) await keepAnAdmin(repos.users, id);
+    await this.#change(acting, id, 'admin.user.disabled', async (repos) => {
+      await keepAnAdmin(repos.users, id);
       await repos.admin.disable(id, reason ?? null, new Date(this.#now()));
       await repos.sessions.deleteForUser(id);
       await repos.appAccess.revokeAccount(id);
@@ -251,6 +259,10 @@ export class AdminService {
   async enable(acting: Acting, id: bigint): Promise<AdminUserDetail> {
     await this.#change(acting, id, 'admin.user.enabled', async (repos) => {
       await repos.admin.enable(id, new Date(this.#now()));
+      // A sign-in that raced the disabling may have left a session (refused while disabled): it
+      // is not revived, nor anything an app got meanwhile.
+      await repos.sessions.deleteForUser(id);
+      await repos.appAccess.revokeAccount(id);
       return undefined;
     });
     return this.#detail(acting.session, id);
@@ -259,7 +271,9 @@ export class AdminService {
   /** DELETE /api/admin/users/{id}: as the user's own deletion, with a goodbye to a verified address. */
   async delete(acting: Acting, id: bigint): Promise<void> {
     await this.#change(acting, id, 'admin.user.deleted', async (repos, current) => {
-      if (current.role === 'admin') await keepAnAdmin(repos.users, id);
+      // The credential row first, as the deletion locks it, then the admins' rows.
+      await repos.users.lockForDelete(id);
+      await keepAnAdmin(repos.users, id);
       const deleted = await repos.users.delete(id);
       if (!deleted) throw notFound();
       if (deleted.emailVerified) await this.#accountMail.accountDeleted(repos, deleted);

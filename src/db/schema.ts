@@ -47,6 +47,8 @@ export interface UsersTable {
   disabled_reason: ColumnType<string | null, string | null | undefined, string | null>;
   /** When the account's latest session was granted. */
   last_signin_at: MaybeTimestamp;
+  /** The name folded for search (users/user.ts's nameKey), written with every name. */
+  name_key: ColumnType<string, string | undefined, string>;
 }
 
 /** What an account may administer (CONTRACT "Administration"). */

@@ -96,15 +96,17 @@ export class Authenticator {
 
   /**
    * The caller's session, or undefined when the request carries none that is valid: a value when
-   * it is known at once (SessionService.resolve), a promise otherwise; a cross-site cookie throws.
+   * it is known at once (SessionService.resolve), a promise otherwise; a cross-site cookie throws
+   * (for writes, or with `everyMethod` for reads too: the staff routes, where even a read is
+   * recorded in the audit log and must not be made by another site's link).
    */
-  session(request: FastifyRequest): Awaitable<ActiveSession | undefined> {
+  session(request: FastifyRequest, everyMethod = false): Awaitable<ActiveSession | undefined> {
     const bearer = readBearer(request.headers.authorization);
     if (bearer) return this.#sessions.resolve(bearer);
     const header = request.headers.cookie;
     const cookie = header ? fastifyCookie.parse(header)[SESSION_COOKIE] : undefined;
     if (!cookie) return undefined;
-    if (!SAFE_METHODS.has(request.method) && isCrossSite(request, this.#allowedOrigins)) {
+    if ((everyMethod || !SAFE_METHODS.has(request.method)) && isCrossSite(request, this.#allowedOrigins)) {
       throw new AppError('FORBIDDEN', 'Cross-site requests cannot use the session cookie.');
     }
     return this.#sessions.resolve(cookie);
@@ -140,7 +142,7 @@ export class Authenticator {
   ): void {
     let found: Awaitable<ActiveSession | undefined>;
     try {
-      found = this.session(request);
+      found = this.session(request, role !== undefined);
     } catch (error) {
       done(error as Error);
       return;

@@ -62,14 +62,17 @@ export async function readPage<T>(
 ): Promise<{ items: T[]; total: number }> {
   const n = await total;
   if (paging.offset >= n) return { items: [], total: n };
-  if (paging.page * paging.size > MAX_PAGE_DEPTH) {
-    const other = paging.descending ? paging.sort : `-${paging.sort}`;
-    const deep =
-      deepSorts.length > 0 ? `, or sort by ${deepSorts.join(' or ')}, which pages to any depth` : '';
-    throw new AppError(
-      'INVALID_QUERY',
-      `page: page × size may be at most ${MAX_PAGE_DEPTH} in this order; sort=${other} reads it from the other end${deep}`,
-    );
-  }
+  refuseDeepPage(paging, deepSorts);
   return { items: await rows(), total: n };
+}
+
+/** 400 INVALID_QUERY for a page deeper than MAX_PAGE_DEPTH in an order not in `deepSorts`. */
+export function refuseDeepPage(paging: PageRequest, deepSorts: readonly string[]): void {
+  if (deepSorts.includes(paging.sort) || paging.page * paging.size <= MAX_PAGE_DEPTH) return;
+  const other = paging.descending ? paging.sort : `-${paging.sort}`;
+  const deep = deepSorts.length > 0 ? `, or sort by ${deepSorts.join(' or ')}, which pages to any depth` : '';
+  throw new AppError(
+    'INVALID_QUERY',
+    `page: page × size may be at most ${MAX_PAGE_DEPTH} in this order; sort=${other} reads it from the other end${deep}`,
+  );
 }

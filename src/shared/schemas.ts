@@ -73,6 +73,12 @@ export const HEADERS = {
     maximum: MAX_ID_IN_DOCUMENT,
     description: 'How many items the whole collection holds.',
   },
+  'X-Total-Count-Capped': {
+    type: 'string',
+    enum: ['true'],
+    description:
+      'Sent when more items match than a page may reach (10,000): X-Total-Count then says 10000; narrow the search.',
+  },
   Link: {
     type: 'string',
     maxLength: 4096,

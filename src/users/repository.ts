@@ -11,6 +11,7 @@ import {
   type AccountRole,
   accountDigest,
   emailKey,
+  nameKey,
   parseRoles,
   type User,
   type UserSortKey,
@@ -146,9 +147,12 @@ export class UsersRepository {
       .selectFrom('users')
       .select('id')
       .where('role', '=', 'admin')
+      // Also what the partial index users_staff is made for, so SQLite reads it instead of the table.
+      .where('role', '<>', 'user')
       .where('disabled_at', 'is', null)
       .orderBy('id');
-    const rows = await (this.#options.rowLocks ? query.forUpdate() : query).execute();
+    // NO KEY UPDATE: a sign-in's foreign-key check (KEY SHARE) is not held up by it.
+    const rows = await (this.#options.rowLocks ? query.forNoKeyUpdate() : query).execute();
     return rows.map((row) => row.id);
   }
 
@@ -180,6 +184,7 @@ export class UsersRepository {
           email: user.email,
           email_key: user.emailKey,
           name: user.name,
+          name_key: nameKey(user.name),
           created_at: now,
           updated_at: now,
         })
@@ -191,6 +196,37 @@ export class UsersRepository {
       if (isUniqueViolation(error)) throw new EmailTakenError();
       throw error;
     }
+  }
+
+  /**
+   * Inserts accounts without passwords in one statement (a bulk import): those whose email key is
+   * already taken are left out. Answers the email keys inserted.
+   */
+  async insertMany(users: readonly NewUser[]): Promise<Set<string>> {
+    if (users.length === 0) return new Set();
+    const now = new Date().toISOString();
+    const rows = await this.#db
+      .insertInto('users')
+      .values(
+        users.map((user) => ({
+          email: user.email,
+          email_key: user.emailKey,
+          name: user.name,
+          name_key: nameKey(user.name),
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .onConflict((oc) => oc.column('email_key').doNothing())
+      .returning('email_key')
+      .execute();
+    const inserted = new Set(rows.map((row) => row.email_key));
+    if (inserted.size > 0)
+      await this.#db
+        .deleteFrom('signin_devices')
+        .where('account_digest', 'in', [...inserted].map(accountDigest))
+        .execute();
+    return inserted;
   }
 
   async #emailKeyOf(id: bigint): Promise<{ email_key: string } | undefined> {
@@ -286,6 +322,7 @@ export class UsersRepository {
           email: changes.email,
           email_key: changes.emailKey,
           name: changes.name,
+          name_key: nameKey(changes.name),
           updated_at: new Date().toISOString(),
           ...(changes.unverify ? { email_verified_at: null } : {}),
         })
@@ -298,6 +335,14 @@ export class UsersRepository {
       if (isUniqueViolation(error)) throw new EmailTakenError();
       throw error;
     }
+  }
+
+  /**
+   * Locks what a deletion of the user locks first (the password credential: PostgreSQL), so that
+   * checks before the deletion take their locks in the order every sign-in and deletion does.
+   */
+  async lockForDelete(id: bigint): Promise<void> {
+    await this.#credentials.lockForDelete(id);
   }
 
   /**

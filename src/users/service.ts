@@ -60,6 +60,9 @@ export interface UserUpdate {
 
 export type { PasswordAttempts } from './reauth.ts';
 
+/** What a bulk import did with one row. */
+export type ImportOutcome = 'imported' | 'skipped' | AppError;
+
 /** The limits on registrations from client addresses and on email changes (users/limits.ts). */
 export interface UsersLimits {
   registration: RegistrationLimits;
@@ -68,7 +71,9 @@ export interface UsersLimits {
 
 /**
  * Refuses a change that would leave no admin who can sign in: `target` stops being one (demoted,
- * disabled, deleted). Takes the admins' row locks first (PostgreSQL), in the change's transaction.
+ * disabled, deleted). Takes the admins' row locks (PostgreSQL) in the change's transaction and
+ * decides on what they hold then, so callers run it for any such change, whatever role they read
+ * before. A deletion locks the user's credential row before it (UsersRepository.lockForDelete).
  */
 export async function keepAnAdmin(
   users: Pick<UsersRepository, 'lockActiveAdmins'>,
@@ -262,7 +267,9 @@ export class UsersService {
     if (id !== actor.userId) throw forbidden();
     await this.#reauth.confirm(actor, input.currentPassword, client.address, 'Deleting your account');
     const deleted = await this.#transaction(async (repos) => {
-      if (actor.owner.role === 'admin') await keepAnAdmin(repos.users, id);
+      // The credential row first, as the deletion locks it, then the admins' rows.
+      await repos.users.lockForDelete(id);
+      await keepAnAdmin(repos.users, id);
       const user = await repos.users.delete(id);
       if (user?.emailVerified) await this.#accountMail.accountDeleted(repos, user);
       return user;
@@ -318,7 +325,8 @@ export class UsersService {
   async deleteByEmail(email: string): Promise<User> {
     const user = await this.findByEmail(email);
     const deleted = await this.#transaction(async (repos) => {
-      if (user.role === 'admin') await keepAnAdmin(repos.users, user.id);
+      await repos.users.lockForDelete(user.id);
+      await keepAnAdmin(repos.users, user.id);
       return repos.users.delete(user.id);
     });
     if (!deleted) throw userNotFound();
@@ -329,7 +337,8 @@ export class UsersService {
   async setRole(email: string, role: AccountRole): Promise<User> {
     const user = await this.findByEmail(email);
     await this.#transaction(async (repos) => {
-      if (user.role === 'admin' && role !== 'admin') await keepAnAdmin(repos.users, user.id);
+      // Decided on the admins as locked now, not on the role read above.
+      if (role !== 'admin') await keepAnAdmin(repos.users, user.id);
       await repos.users.setRole(user.id, role);
     });
     return { ...user, role };
@@ -353,6 +362,38 @@ export class UsersService {
    */
   async registerWithoutPassword(input: { email: string; name: string }): Promise<User> {
     return this.#register(checkEmail(input.email), checkName(input.name), undefined);
+  }
+
+  /**
+   * Admin (CLI `users import`): accounts without passwords, many at once, in one transaction and
+   * one insert, by the registration rules; no verification mail (an import is not a sign-up: the
+   * operator invites them, or they use forgot-password, which proves the address). Per row:
+   * imported, skipped (the email is taken, also by an earlier row), or the rule it breaks.
+   */
+  async importWithoutPasswords(rows: readonly { email: string; name: string }[]): Promise<ImportOutcome[]> {
+    const outcomes: ImportOutcome[] = [];
+    const accepted = new Map<string, number>();
+    const users: { email: string; emailKey: string; name: string }[] = [];
+    for (const [i, row] of rows.entries()) {
+      try {
+        const email = checkEmail(row.email);
+        const name = checkName(row.name);
+        const key = emailKey(email);
+        if (accepted.has(key)) {
+          outcomes.push('skipped');
+          continue;
+        }
+        accepted.set(key, i);
+        users.push({ email, emailKey: key, name });
+        outcomes.push('imported');
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        outcomes.push(error);
+      }
+    }
+    const inserted = await this.#transaction((repos) => repos.users.insertMany(users));
+    for (const [key, i] of accepted) if (!inserted.has(key)) outcomes[i] = 'skipped';
+    return outcomes;
   }
 
   async #register(email: string, name: string, password: string | undefined): Promise<User> {

@@ -28,6 +28,11 @@ export function emailKey(email: string): string {
   return email.trim().toLowerCase();
 }
 
+/** A name as admin search compares it: compatibility-normalised and lower-cased, any script. */
+export function nameKey(name: string): string {
+  return name.normalize('NFKC').toLowerCase();
+}
+
 /**
  * The account as the sign-in throttle and its known devices store it: a fixed-size digest of the
  * email key, whatever length of email a client sent and whether or not an account has it.

@@ -9,7 +9,7 @@ type Dialect = 'sqlite' | 'postgres';
  * million users (docs/benchmarks.md, round 12), and the audit log's table (admin calls now; every
  * account event with the audit issue).
  *
- * PostgreSQL: pg_trgm's GIN indexes on the lower-cased email and name, used by `LIKE '%q%'`.
+ * PostgreSQL: pg_trgm's GIN indexes on the folded email and name keys, used by `LIKE '%q%'`.
  * SQLite: an FTS5 table with the trigram tokenizer over the same two columns, kept by triggers.
  */
 export function createAdmin(dialect: Dialect): Migration {
@@ -21,22 +21,22 @@ export function createAdmin(dialect: Dialect): Migration {
         // A trusted extension since PostgreSQL 13: the database's owner may create it.
         await sql`create extension if not exists pg_trgm`.execute(db);
         await sql`create index users_email_trgm on users using gin (email_key gin_trgm_ops)`.execute(db);
-        await sql`create index users_name_trgm on users using gin (lower(name) gin_trgm_ops)`.execute(db);
+        await sql`create index users_name_trgm on users using gin (name_key gin_trgm_ops)`.execute(db);
       } else {
         await sql`create virtual table users_search using fts5(
-          email_key, name, content='users', content_rowid='id', tokenize='trigram')`.execute(db);
+          email_key, name_key, content='users', content_rowid='id', tokenize='trigram')`.execute(db);
         await sql`insert into users_search (users_search) values ('rebuild')`.execute(db);
         await sql`create trigger users_search_insert after insert on users begin
-          insert into users_search (rowid, email_key, name) values (new.id, new.email_key, new.name);
+          insert into users_search (rowid, email_key, name_key) values (new.id, new.email_key, new.name_key);
         end`.execute(db);
         await sql`create trigger users_search_delete after delete on users begin
-          insert into users_search (users_search, rowid, email_key, name)
-            values ('delete', old.id, old.email_key, old.name);
+          insert into users_search (users_search, rowid, email_key, name_key)
+            values ('delete', old.id, old.email_key, old.name_key);
         end`.execute(db);
-        await sql`create trigger users_search_update after update of email_key, name on users begin
-          insert into users_search (users_search, rowid, email_key, name)
-            values ('delete', old.id, old.email_key, old.name);
-          insert into users_search (rowid, email_key, name) values (new.id, new.email_key, new.name);
+        await sql`create trigger users_search_update after update of email_key, name_key on users begin
+          insert into users_search (users_search, rowid, email_key, name_key)
+            values ('delete', old.id, old.email_key, old.name_key);
+          insert into users_search (rowid, email_key, name_key) values (new.id, new.email_key, new.name_key);
         end`.execute(db);
       }
       await db.schema

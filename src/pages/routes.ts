@@ -3,7 +3,8 @@
 // travels in the link's fragment, which a browser never sends, so these routes never see it; each
 // page's script reads it and calls the JSON API. GET /account (issue 14): the signed-in user's own
 // page (sessions, two-step sign-in, passkeys), a reference for teams who build their own, and
-// POST /account/qr, which draws a QR code for it.
+// POST /account/qr, which draws a QR code for it. GET /admin (issue 29): the console for support
+// staff and administrators, on the admin API.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -15,6 +16,7 @@ const PAGES = {
   '/reset-password': 'reset-password.html',
   '/verify-email': 'verify-email.html',
   '/account': 'account.html',
+  '/admin': 'admin.html',
 } as const;
 
 const FILES = {
@@ -26,6 +28,8 @@ const FILES = {
   'account.css': 'text/css; charset=utf-8',
   'interaction.js': 'text/javascript; charset=utf-8',
   'interaction.css': 'text/css; charset=utf-8',
+  'admin.js': 'text/javascript; charset=utf-8',
+  'admin.css': 'text/css; charset=utf-8',
   // Named by the pages, so a browser does not ask for /favicon.ico (a 404) on every visit.
   'icon.svg': 'image/svg+xml',
 } as const;

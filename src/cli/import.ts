@@ -1,5 +1,7 @@
 // `users import FILE`: JSON lines or CSV, every row checked by the registration rules, hashed in
 // parallel within the configured hash concurrency, safe to rerun (existing emails are skipped).
+// A row without a password (no "password" key or null in JSON lines, no password column in CSV)
+// imports an account without one, as `users add --no-password` does: nothing to hash.
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
@@ -38,7 +40,8 @@ class ImportFileError extends Error {}
 const LINE_BREAKS = /\r\n|\r|\n/g;
 const LEADING_BREAKS = /^(?:\r\n|\r|\n)*/;
 const breaks = (text: string) => text.match(LINE_BREAKS)?.length ?? 0;
-const REQUIRED = ['email', 'name', 'password'] as const;
+/** The password column is optional: a file without one imports accounts without passwords. */
+const REQUIRED = ['email', 'name'] as const;
 /** Far above any valid row; only bounds what one unclosed quote can make the parser hold. */
 const MAX_CSV_RECORD = 1 << 20;
 
@@ -185,6 +188,9 @@ export function progressReporter(stream: NodeJS.WriteStream): Progress {
   };
 }
 
+/** Rows per batch: far under either store's limit on bound parameters, and a short transaction. */
+const BATCH_ROWS = 500;
+
 export async function importUsers(
   users: UsersService,
   path: string,
@@ -201,14 +207,46 @@ export async function importUsers(
   let done = 0;
   let imported = 0;
   let skipped = 0;
+  const counted = (n = 1) => {
+    done += n;
+    progress.update(done, total, startedAt);
+  };
+  // Rows without a password go in batches, many in one statement and transaction
+  // (UsersService.importWithoutPasswords, no mail): a million rows take minutes, one by one hours
+  // (docs/benchmarks.md, round 12).
+  let batch: ImportRow[] = [];
+  const flush = async (rows: ImportRow[]) => {
+    if (rows.length === 0) return;
+    const outcomes = await users.importWithoutPasswords(
+      rows.map((row) => ({ email: row.email as string, name: row.name as string })),
+    );
+    for (const [i, outcome] of outcomes.entries()) {
+      if (outcome === 'imported') imported++;
+      else if (outcome === 'skipped') skipped++;
+      else if (outcome.code === 'VALIDATION_FAILED')
+        refused.push({ line: rows[i]!.line, reason: outcome.message });
+      else throw outcome;
+    }
+    counted(rows.length);
+  };
   const source = entries(path, format);
   const worker = async () => {
     // The workers share one generator: each next() waits for the previous one, so every entry
     // goes to exactly one worker and the file is read only as fast as rows are registered.
     for (let next = await source.next(); !next.done; next = await source.next()) {
       const entry = next.value;
-      if ('refused' in entry) refused.push(entry.refused);
-      else
+      if ('refused' in entry) {
+        refused.push(entry.refused);
+      } else if (withoutPassword(entry.row)) {
+        // Taken whole by the worker that fills the batch; the others read on meanwhile.
+        batch.push(entry.row);
+        if (batch.length >= BATCH_ROWS) {
+          const full = batch;
+          batch = [];
+          await flush(full);
+        }
+        continue;
+      } else {
         await register(
           users,
           entry.row,
@@ -216,16 +254,26 @@ export async function importUsers(
           () => imported++,
           () => skipped++,
         );
-      done++;
-      progress.update(done, total, startedAt);
+      }
+      counted();
     }
   };
   // A couple more workers than hash slots keep the hashing pool busy while others do I/O.
   await Promise.all(Array.from({ length: Math.max(1, concurrency + 2) }, worker));
+  await flush(batch);
   if (done === 0) progress.update(done, total, startedAt);
   progress.finish();
   refused.sort((x, y) => x.line - y.line);
   return { total: done, imported, skipped, refused, seconds: (Date.now() - startedAt) / 1000 };
+}
+
+/** A row for the batch: email and name as text, and no password (absent, or JSON null). */
+function withoutPassword(row: ImportRow): boolean {
+  return (
+    typeof row.email === 'string' &&
+    typeof row.name === 'string' &&
+    (row.password === undefined || row.password === null)
+  );
 }
 
 async function register(
@@ -236,10 +284,18 @@ async function register(
   skipped: () => void,
 ): Promise<void> {
   try {
-    if (typeof row.email !== 'string' || typeof row.name !== 'string' || typeof row.password !== 'string') {
-      throw new AppError('VALIDATION_FAILED', 'email, name and password must all be present as text');
+    if (typeof row.email !== 'string' || typeof row.name !== 'string') {
+      throw new AppError('VALIDATION_FAILED', 'email and name must both be present as text');
     }
-    await users.register({ email: row.email, name: row.name, password: row.password });
+    // Absent (or JSON null): an account without a password. Present, it must be text and pass the
+    // password rules: an empty or mistyped value is refused, not taken as "none".
+    if (row.password === undefined || row.password === null) {
+      await users.registerWithoutPassword({ email: row.email, name: row.name });
+    } else if (typeof row.password !== 'string') {
+      throw new AppError('VALIDATION_FAILED', 'password must be text when present');
+    } else {
+      await users.register({ email: row.email, name: row.name, password: row.password });
+    }
     imported();
   } catch (error) {
     if (error instanceof AppError && error.code === 'EMAIL_TAKEN') skipped();

@@ -22,7 +22,7 @@ Commands:
   users add --email E --name N     register a user (password from stdin or a hidden prompt;
                                    --no-password: an account without one)
   users list [--json]              list every user
-  users import FILE                import users from JSON lines or CSV (email,name,password)
+  users import FILE                import users from JSON lines or CSV (email,name[,password])
   users set-password --email E     set a new password (stdin or prompt); ends the user's sessions
   users delete --email E           delete a user with their sessions, products and reviews
   users verify --email E           mark a user's email as verified
@@ -58,8 +58,10 @@ also above 2^53), nothing else on standard output.`,
   'users import': `Usage: usher users import FILE
 
 Imports users from FILE: JSON lines ({"email":…,"name":…,"password":…} per line; .jsonl/.ndjson)
-or CSV with a header row naming email, name and password (.csv; RFC 4180: a quoted field may hold
-commas, doubled quotes and line breaks). The file is streamed, read twice (once to count rows).
+or CSV with a header row naming email, name and optionally password (.csv; RFC 4180: a quoted
+field may hold commas, doubled quotes and line breaks). A row without a password (no "password",
+or null) makes an account without one, as "users add --no-password" does; such rows go in
+batches of 500 per statement, with no mail (a million in minutes). The file is streamed, read twice (once to count rows).
 Every row is checked by the registration rules; refused rows are reported with their line numbers;
 a CSV with broken quoting is refused whole before anything is imported. Emails that already exist
 are skipped, so an interrupted import can simply be run again. Hashes run in parallel up to

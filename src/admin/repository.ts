@@ -1,6 +1,6 @@
 // The admin's reads and writes of accounts: search by any part of an email or name (indexed on
 // both stores: admin/ migration 0019), the admin's view of one account, roles, and disabling.
-import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import type { AccountRole, Tables } from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import { emailKey, nameKey, parseRoles } from '../users/user.ts';
@@ -159,6 +159,56 @@ export class AdminRepository {
     return Number(rows[0]?.n ?? 0);
   }
 
+  /**
+   * One page of the users the filters keep and how many they keep, counted up to `cap`.
+   *
+   * PostgreSQL: the matching ids first, unordered, up to `cap` (pg_trgm's bitmap scan for a rare
+   * query, a scan that stops early for a common one); when fewer than `cap` match, the page is
+   * read among them. Asked for the page in id order directly, the planner walks the primary key
+   * expecting matches to be everywhere, and reads the whole table for a query that matches few
+   * users (300 ms at a million; docs/benchmarks.md, round 12). SQLite: the page, then the count
+   * unless the first page already holds every match.
+   */
+  async searchPage(
+    filters: UserFilters,
+    paging: PageRequest<AdminSortKey>,
+    cap: number,
+  ): Promise<{ items: AdminUserRecord[]; total: number }> {
+    if (this.#postgres && (filters.q || filters.status || filters.verified !== undefined || filters.role)) {
+      const matching = await this.#filtered(filters).select('id').limit(cap).execute();
+      if (matching.length < cap) {
+        if (paging.offset >= matching.length) return { items: [], total: matching.length };
+        const among = this.#db.selectFrom('users').where(
+          'id',
+          'in',
+          matching.map((row) => row.id),
+        );
+        return { items: await this.#ordered(among, paging), total: matching.length };
+      }
+      return { items: await this.search(filters, paging), total: cap };
+    }
+    const items = await this.search(filters, paging);
+    const total =
+      paging.offset === 0 && items.length < paging.size ? items.length : await this.count(filters, cap);
+    return { items, total };
+  }
+
+  /** The page of `query`'s users in the page's order (then by id). */
+  async #ordered(
+    query: SelectQueryBuilder<Tables, 'users', object>,
+    paging: PageRequest<AdminSortKey>,
+  ): Promise<AdminUserRecord[]> {
+    const direction = paging.descending ? 'desc' : 'asc';
+    let ordered = query.select(ADMIN_COLUMNS);
+    const column = SORT_COLUMNS[paging.sort];
+    // Never-signed-in accounts last in either direction, as on both stores alike.
+    if (column === 'last_signin_at') ordered = ordered.orderBy(sql`last_signin_at is null`);
+    ordered = ordered.orderBy(column, direction);
+    if (column !== 'id') ordered = ordered.orderBy('id', direction);
+    const rows = await ordered.limit(paging.size).offset(paging.offset).execute();
+    return rows.map(toRecord);
+  }
+
   /** One page of the users the filters keep, in the page's order (then by id). */
   async search(filters: UserFilters, paging: PageRequest<AdminSortKey>): Promise<AdminUserRecord[]> {
     const direction = paging.descending ? 'desc' : 'asc';
@@ -178,14 +228,7 @@ export class AdminRepository {
       );
       return rows.map(toRecord);
     }
-    let query = this.#filtered(filters).select(ADMIN_COLUMNS);
-    const column = SORT_COLUMNS[paging.sort];
-    // Never-signed-in accounts last in either direction, as on both stores alike.
-    if (column === 'last_signin_at') query = query.orderBy(sql`last_signin_at is null`);
-    query = query.orderBy(column, direction);
-    if (column !== 'id') query = query.orderBy('id', direction);
-    const rows = await query.limit(paging.size).offset(paging.offset).execute();
-    return rows.map(toRecord);
+    return this.#ordered(this.#filtered(filters), paging);
   }
 
   async find(id: bigint): Promise<AdminUserRecord | undefined> {

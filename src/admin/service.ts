@@ -114,13 +114,9 @@ export class AdminService {
     paging: PageRequest<AdminSortKey>,
   ): Promise<{ users: AdminUserRecord[]; total: number; capped: boolean }> {
     refuseDeepPage(paging, []);
-    const items = await this.#admin.search(filters, paging);
-    // A first page that is not full is every match: no count needed. Otherwise counted up to one
-    // past the deepest row a page may reach (MAX_PAGE_DEPTH): beyond it no page can be read anyway.
-    const total =
-      paging.offset === 0 && items.length < paging.size
-        ? items.length
-        : await this.#admin.count(filters, MAX_PAGE_DEPTH + 1);
+    // Counted up to one past the deepest row a page may reach (MAX_PAGE_DEPTH): beyond it no page
+    // can be read anyway, and a common query's exact count would cost more than its page.
+    const { items, total } = await this.#admin.searchPage(filters, paging, MAX_PAGE_DEPTH + 1);
     const capped = total > MAX_PAGE_DEPTH;
     await this.#transaction((repos) =>
       this.#record(repos, acting, 'admin.users.searched', null, { ...filters, page: paging.page }),

@@ -10,13 +10,13 @@ import { currentSession } from '../sessions/guard.ts';
 import { SessionListItemComponent } from '../sessions/schemas.ts';
 import { AppError } from '../shared/errors.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
-import { MAX_PAGE_DEPTH, MAX_PAGE_SIZE, pageRequest } from '../shared/paging.ts';
+import { MAX_PAGE_SIZE, pageRequest } from '../shared/paging.ts';
 import { bodyOptional, component, failures, Id, noContent, success, Timestamp } from '../shared/schemas.ts';
 import { checkStorableText } from '../shared/text.ts';
 import { IdentitySchema, identityView } from '../users/routes.ts';
 import { EMAIL_MAX, NAME_MAX } from '../users/rules.ts';
 import { ADMIN_SORT_KEYS, type AdminUserRecord } from './repository.ts';
-import { type Acting, type AdminService, type AdminUserDetail, notFound } from './service.ts';
+import { type Acting, type AdminService, type AdminUserDetail, notFound, SEARCH_DEPTH } from './service.ts';
 
 /** CONTRACT: up to 20 application roles, each `[a-z0-9:_-]{1,64}`. */
 export const APP_ROLE_PATTERN = '^[a-z0-9:_-]{1,64}$';
@@ -185,7 +185,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
       schema: {
         summary: 'Find users by part of their email or name',
         operationId: 'adminSearchUsers',
-        description: `${SUPPORT} Users whose email or name contains \`q\` (any letter case, any script; indexed for substring search from three characters), filtered by status, verification and role, with the collection conventions (X-Total-Count, Link). Pages reach at most ${MAX_PAGE_DEPTH} rows deep in any order; when more match, X-Total-Count says ${MAX_PAGE_DEPTH} and X-Total-Count-Capped is sent. Every search is audited; the query is not written to the access log.`,
+        description: `${SUPPORT} Users whose email or name contains \`q\` (any letter case, any script; indexed for substring search from three characters), filtered by status, verification and role, with the collection conventions (X-Total-Count, Link). Pages reach at most ${SEARCH_DEPTH} rows deep in any order (deeper: 400 INVALID_QUERY); when more match, X-Total-Count says ${SEARCH_DEPTH} and X-Total-Count-Capped is sent: narrow the search. Every search is audited; the query is not written to the access log.`,
         querystring: SearchQuery,
         response: {
           200: success(
@@ -213,7 +213,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
         role,
       };
       const { users, total, capped } = await admin.search(acting(request), filters, paging);
-      setPageHeaders(request, reply, paging, total);
+      setPageHeaders(request, reply, paging, total, [], SEARCH_DEPTH);
       if (capped) reply.header('x-total-count-capped', 'true');
       return users.map(record);
     },

@@ -54,8 +54,9 @@ export function setPageHeaders(
   paging: PageRequest,
   total: number,
   deepSorts: readonly string[] = [],
+  depth?: number,
 ): void {
-  const last = lastPage(paging, total, deepSorts);
+  const last = lastPage(paging, total, deepSorts, depth);
   const url = new URL(request.url, 'http://usher.invalid');
   const link = (page: number, rel: string) => {
     url.searchParams.set('page', String(page));

@@ -41,10 +41,15 @@ export function pageRequest<K extends string>(query: PagingQuery, defaultSort: K
 export const MAX_PAGE_DEPTH = 10_000;
 
 /** The last page a Link may point to: the last one, or the deepest MAX_PAGE_DEPTH allows. */
-export function lastPage(paging: PageRequest, total: number, deepSorts: readonly string[]): number {
+export function lastPage(
+  paging: PageRequest,
+  total: number,
+  deepSorts: readonly string[],
+  depth = MAX_PAGE_DEPTH,
+): number {
   const last = Math.max(1, Math.ceil(total / paging.size));
   if (deepSorts.includes(paging.sort)) return last;
-  return Math.min(last, Math.max(1, Math.floor(MAX_PAGE_DEPTH / paging.size)));
+  return Math.min(last, Math.max(1, Math.floor(depth / paging.size)));
 }
 
 /**
@@ -66,13 +71,17 @@ export async function readPage<T>(
   return { items: await rows(), total: n };
 }
 
-/** 400 INVALID_QUERY for a page deeper than MAX_PAGE_DEPTH in an order not in `deepSorts`. */
-export function refuseDeepPage(paging: PageRequest, deepSorts: readonly string[]): void {
-  if (deepSorts.includes(paging.sort) || paging.page * paging.size <= MAX_PAGE_DEPTH) return;
+/** 400 INVALID_QUERY for a page deeper than `depth` rows in an order not in `deepSorts`. */
+export function refuseDeepPage(
+  paging: PageRequest,
+  deepSorts: readonly string[],
+  depth = MAX_PAGE_DEPTH,
+): void {
+  if (deepSorts.includes(paging.sort) || paging.page * paging.size <= depth) return;
   const other = paging.descending ? paging.sort : `-${paging.sort}`;
   const deep = deepSorts.length > 0 ? `, or sort by ${deepSorts.join(' or ')}, which pages to any depth` : '';
   throw new AppError(
     'INVALID_QUERY',
-    `page: page × size may be at most ${MAX_PAGE_DEPTH} in this order; sort=${other} reads it from the other end${deep}`,
+    `page: page × size may be at most ${depth} in this order; sort=${other} reads it from the other end${deep}`,
   );
 }

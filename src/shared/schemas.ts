@@ -77,7 +77,7 @@ export const HEADERS = {
     type: 'string',
     enum: ['true'],
     description:
-      'Sent when more items match than a page may reach (10,000): X-Total-Count then says 10000; narrow the search.',
+      'Sent when more items match than a page may reach (admin search: 1,000): X-Total-Count then says that number; narrow the search.',
   },
   Link: {
     type: 'string',

@@ -133,7 +133,15 @@ export interface OpenApiOptions {
 }
 
 /** The security requirement of routes that need a session: the cookie or a Bearer token. */
-const SESSION_SECURITY: Array<Record<string, string[]>> = [{ sessionCookie: [] }, { bearerToken: [] }];
+/**
+ * A route's security requirement: a session, by cookie or Bearer token. For the staff routes it
+ * names the role the session's account needs (OpenAPI 3.1 lets a non-OAuth scheme list "role
+ * names which are required for the execution"): `support` (support or admin) or `admin`.
+ */
+function sessionSecurity(auth: 'session' | 'support' | 'admin'): Array<Record<string, string[]>> {
+  const roles = auth === 'session' ? [] : auth === 'support' ? ['support', 'admin'] : ['admin'];
+  return [{ sessionCookie: roles }, { bearerToken: roles }];
+}
 
 const kReferenced = Symbol('usher.referencedComponents');
 declare module 'fastify' {
@@ -163,7 +171,7 @@ export const openApiPlugin = fp<OpenApiOptions>(
           ...(schema.params ? { params: documentedParameters(schema.params) } : {}),
           ...(schema.querystring ? { querystring: documentedParameters(schema.querystring) } : {}),
           tags: [tagFor(url)],
-          ...(route.config?.auth !== undefined ? { security: SESSION_SECURITY } : {}),
+          ...(route.config?.auth !== undefined ? { security: sessionSecurity(route.config.auth) } : {}),
           ...(hooksOf(route.preValidation).includes(bodyOptional) ? { [BODY_OPTIONAL]: true } : {}),
         },
         url,

@@ -331,6 +331,15 @@ describeEachStore('GET /openapi.json', (store) => {
           path,
         );
       assert.equal(doc.paths['/api/signin/passkey']!.post!.security, undefined);
+      // The staff routes name the role their session needs (OpenAPI 3.1 role names).
+      assert.deepEqual(doc.paths['/api/admin/users']!.get!.security, [
+        { sessionCookie: ['support', 'admin'] },
+        { bearerToken: ['support', 'admin'] },
+      ]);
+      assert.deepEqual(doc.paths['/api/admin/users/{id}/disable']!.post!.security, [
+        { sessionCookie: ['admin'] },
+        { bearerToken: ['admin'] },
+      ]);
       assert.match(
         doc.paths['/api/signin/passkey']!.post!.responses['401']!.description,
         /^`SIGNIN_FAILED`:/,

@@ -535,7 +535,7 @@ export interface paths {
         };
         /**
          * Find users by part of their email or name
-         * @description Needs a support user or an admin. Users whose email or name contains `q` (any letter case; indexed for substring search), filtered by status, verification and role, with the collection conventions (X-Total-Count, Link). Every search is audited.
+         * @description Needs a support user or an admin. Users whose email or name contains `q` (any letter case, any script; indexed for substring search from three characters), filtered by status, verification and role, with the collection conventions (X-Total-Count, Link). Pages reach at most 1000 rows deep in any order (deeper: 400 INVALID_QUERY); when more match, X-Total-Count says 1000 and X-Total-Count-Capped is sent: narrow the search. Every search is audited; the query is not written to the access log.
          */
         get: operations["adminSearchUsers"];
         put?: never;
@@ -589,7 +589,7 @@ export interface paths {
         put?: never;
         /**
          * Disable an account: every session ends, every way in refuses it
-         * @description Needs an admin. Sessions end and what apps hold through Usher's provider is revoked at once. Every sign-in method then answers 403 SIGNIN_FAILED, only after a right credential (a wrong one is answered as for any account). Not the last admin (409 LAST_ADMIN).
+         * @description Needs an admin. Sessions end and what apps hold through Usher's provider (refresh tokens, grants) is revoked at once; JWT access tokens already issued stay valid until they expire (ACCESS_TOKEN_TTL_SECONDS, 5 minutes by default). Every sign-in method then answers 403 SIGNIN_FAILED, only after a right credential (a wrong one is answered as for any account). Not the last admin (409 LAST_ADMIN).
          */
         post: operations["adminDisableUser"];
         delete?: never;
@@ -4111,6 +4111,8 @@ export interface operations {
                 headers: {
                     /** @description How many items the whole collection holds. */
                     "X-Total-Count"?: bigint;
+                    /** @description Sent when more items match than a page may reach (admin search: 1,000): X-Total-Count then says that number; narrow the search. */
+                    "X-Total-Count-Capped"?: "true";
                     /** @description RFC 8288 links to the first, prev, next and last pages (other query parameters kept). */
                     Link?: string;
                     [name: string]: unknown;

@@ -58,6 +58,8 @@ describeEachStore('Hot lookups: direct and through Kysely', (store: Store) => {
       name: user.name,
       createdAt: found?.createdAt,
       emailVerified: false,
+      role: 'user',
+      disabled: false,
     });
     assert.ok(found?.createdAt instanceof Date);
     assert.equal(found.createdAt.toISOString(), user.res.json().createdAt);
@@ -92,6 +94,9 @@ describeEachStore('Hot lookups: direct and through Kysely', (store: Store) => {
         name: user.name,
         created_at: user.res.json().createdAt,
         email_verified_at: null,
+        role: 'user',
+        disabled_at: null,
+        roles: '[]',
       },
     );
     const inTransaction = await database.db

@@ -348,7 +348,13 @@ describeEachStore('the guides docs/oidc.md and docs/verify-tokens.md, run as wri
     assert.equal(claims.aud, app.clientId);
     assert.deepEqual(claims.amr, ['pwd']);
     assert.equal(typeof claims.auth_time, 'number');
-    assert.deepEqual(profile, { sub: user.id, name: user.name, email: user.email, email_verified: false });
+    assert.deepEqual(profile, {
+      sub: user.id,
+      roles: [],
+      name: user.name,
+      email: user.email,
+      email_verified: false,
+    });
     assert.equal(session.verifier, undefined, 'the PKCE verifier is good for one answer');
 
     // The API's example never takes an ID token for an access token.

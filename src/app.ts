@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
 import { FEATURES, type Feature, type FeatureContext, housekeeping, schemaMigrations } from './features.ts';
+import { auditContextPlugin } from './plugins/audit-context.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
   errorsPlugin,
@@ -140,6 +141,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     now: options.clock,
     observers: metrics,
     mailLog: app.log.child({ component: 'mail' }),
+    webhookLog: app.log.child({ component: 'webhooks' }),
   });
   await app.register(errorsPlugin);
   const shutdown = { closing: false };
@@ -180,6 +182,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     allowedOrigins: config.corsOrigins,
   });
   await app.register(sessionPlugin, { guard });
+  // After the sessions' hooks: a write's actor is its session's user.
+  await app.register(auditContextPlugin);
   await app.register(openApiPlugin, {
     profile: config.profile,
     publicUrl: config.publicUrl,

@@ -95,6 +95,27 @@ export interface Config {
     /** How often each instance looks for messages to send (new ones are sent at once regardless). */
     pollMs: number;
   };
+  audit: {
+    /** How long audit records are kept (AUDIT_RETENTION_DAYS). */
+    retentionMs: number;
+    /** Whether successful sign-ins are recorded (failures and throttled ones always are). */
+    signins: boolean;
+  };
+  webhooks: {
+    /** Receivers on private, loopback or link-local addresses (and plain http) are allowed. */
+    allowPrivate: boolean;
+    /** How long a delivery is retried before it is marked failed. */
+    retryMs: number;
+    /** How long an instance's claim on a delivery lasts (longer than `timeoutMs`). */
+    claimMs: number;
+    /** How often each instance looks for deliveries due (new ones go out at once regardless). */
+    pollMs: number;
+    /** How long a receiver has to answer one delivery. */
+    timeoutMs: number;
+    /** Deliveries in flight at once on an instance, and to one receiver. */
+    concurrency: number;
+    perReceiver: number;
+  };
   tokens: {
     passwordResetTtlMs: number;
     emailVerifyTtlMs: number;
@@ -287,6 +308,25 @@ function smtpUrl(env: Env): string | undefined {
   throw new ConfigError('SMTP_URL', 'expected smtp://user:password@host:port or smtps://…');
 }
 
+function webhookSettings(env: Env): Config['webhooks'] {
+  const timeoutMs = integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000;
+  const claimMs = integer(env, 'WEBHOOK_CLAIM_SECONDS', 60, 1, 3600) * 1000;
+  // A claim that lapsed while its delivery still waits for an answer would be sent again by another instance.
+  if (claimMs <= timeoutMs)
+    throw new ConfigError('WEBHOOK_CLAIM_SECONDS', 'must be longer than WEBHOOK_TIMEOUT_SECONDS');
+  const concurrency = integer(env, 'WEBHOOK_CONCURRENCY', 16, 1, 256);
+  return {
+    allowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    retryMs: integer(env, 'WEBHOOK_RETRY_SECONDS', 24 * 3600, 1, 30 * 24 * 3600) * 1000,
+    claimMs,
+    pollMs: integer(env, 'WEBHOOK_POLL_MS', 5000, 50, 600_000),
+    timeoutMs,
+    concurrency,
+    // A quarter of the slots at most for one receiver: a slow one never holds the others up.
+    perReceiver: Math.max(1, Math.floor(concurrency / 4)),
+  };
+}
+
 function flag(env: Env, name: string, fallback: boolean): boolean {
   return oneOf(env, name, ['true', 'false'] as const, fallback ? 'true' : 'false') === 'true';
 }
@@ -432,6 +472,11 @@ export function loadConfig(env: Env = process.env): Config {
       claimMs: integer(env, 'MAIL_CLAIM_SECONDS', 60, 1, 3600) * 1000,
       pollMs: integer(env, 'MAIL_POLL_MS', 5000, 50, 600_000),
     },
+    audit: {
+      retentionMs: integer(env, 'AUDIT_RETENTION_DAYS', 90, 1, 3650) * 24 * 3600 * 1000,
+      signins: flag(env, 'AUDIT_SIGNINS', true),
+    },
+    webhooks: webhookSettings(env),
     tokens: {
       passwordResetTtlMs: integer(env, 'PASSWORD_RESET_TTL_SECONDS', 1800, 60, 7 * 24 * 3600) * 1000,
       emailVerifyTtlMs: integer(env, 'EMAIL_VERIFY_TTL_SECONDS', 86400, 60, 30 * 24 * 3600) * 1000,

@@ -7,6 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Migration } from 'kysely/migration';
 import type { Registry } from 'prom-client';
 import { adminFeature } from './admin/feature.ts';
+import { auditFeature } from './audit/feature.ts';
 import { authFeature } from './auth/feature.ts';
 import { catalogFeature } from './catalog/feature.ts';
 import type { Config } from './config.ts';
@@ -32,6 +33,7 @@ import type { Component } from './shared/schemas.ts';
 import { signinFeature } from './signin/feature.ts';
 import { totpFeature } from './totp/feature.ts';
 import { usersFeature } from './users/feature.ts';
+import { webhooksFeature } from './webhooks/feature.ts';
 
 /** What a feature's routes are given: the built services and what every route shares. */
 export interface FeatureContext {
@@ -81,6 +83,8 @@ export const FEATURES: readonly Feature[] = [
   oauthFeature,
   oidcFeature,
   adminFeature,
+  auditFeature,
+  webhooksFeature,
   recoveryFeature,
   catalogFeature,
   restFeature,

@@ -2,9 +2,11 @@
 // the admin CLI share it, so both apply the same rules (validation, hashing, session revocation).
 
 import type { Kysely } from 'kysely';
-import { AuditRepository } from './admin/audit-repository.ts';
 import { AdminRepository } from './admin/repository.ts';
 import { AdminService } from './admin/service.ts';
+import { Journal } from './audit/journal.ts';
+import { AuditRepository } from './audit/repository.ts';
+import { AuditService } from './audit/service.ts';
 import { AuthService } from './auth/service.ts';
 import { SignerRepository } from './auth/signer-repository.ts';
 import { CatalogRepository } from './catalog/repository.ts';
@@ -12,7 +14,7 @@ import { CatalogService } from './catalog/service.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { Tables } from './db/schema.ts';
-import { inTransaction } from './db/transactions.ts';
+import { AUTOCOMMIT, type CommitHooks, inTransaction } from './db/transactions.ts';
 import { AccountMail } from './mail/account-mail.ts';
 import { OutboxRepository } from './mail/repository.ts';
 import type { MailLog } from './mail/service.ts';
@@ -53,6 +55,9 @@ import { LimitEventsRepository } from './users/limits-repository.ts';
 import { Reauthentication } from './users/reauth.ts';
 import { UsersRepository } from './users/repository.ts';
 import { UsersService } from './users/service.ts';
+import { WebhooksRepository } from './webhooks/repository.ts';
+import { type WebhookLog, WebhookService } from './webhooks/service.ts';
+import { WebhookTransport } from './webhooks/transport.ts';
 
 export interface Services {
   hasher: PasswordHasher;
@@ -87,12 +92,20 @@ export interface Services {
     passkeyOptions: AddressLimits;
     oauthStart: AddressLimits;
   };
+  /** The audit log as support and users read it, and its retention. */
+  audit: AuditService;
+  /** Webhook receivers, and the sender of their deliveries. */
+  webhooks: WebhookService;
   /** Notified when mail was recorded: the delivery loop (mail/feature.ts) listens. */
   mailDue: Signal;
+  /** Notified after a commit that queued webhook deliveries: the sender (webhooks/feature.ts) listens. */
+  webhooksDue: Signal;
   /** Background work: forgot-password asks, then the mail that is due (until `stopping()`). */
   deliver(stopping?: () => boolean): Promise<void>;
   /** Sent and failed mail kept FINISHED_MAIL_KEPT_MS for operators, then removed (housekeeping). */
   purgeFinishedMail(): Promise<unknown>;
+  /** Sent and failed webhook deliveries kept FINISHED_DELIVERIES_KEPT_MS, then removed (housekeeping). */
+  purgeFinishedDeliveries(): Promise<unknown>;
 }
 
 /** What the app gives the services it builds besides configuration (none of it for the CLI). */
@@ -100,20 +113,35 @@ export interface ServiceOptions {
   /** The clock sessions, the throttle, tokens and mail read; tests pass one they can move. */
   now?: Clock;
   /** What the metrics are told (plugins/metrics.ts's MetricObservers). */
-  observers?: Partial<Pick<MetricObservers, 'hashSeconds' | 'mailOutcome'>>;
+  observers?: Partial<
+    Pick<MetricObservers, 'hashSeconds' | 'mailOutcome' | 'webhookOutcome' | 'auditPurged'>
+  >;
   /** Where the mail sender logs its deliveries. */
   mailLog?: MailLog;
+  /** Where the webhook sender logs its deliveries. */
+  webhookLog?: WebhookLog;
 }
 
 /** Sent and failed messages are kept this long for operators, then removed. */
 const FINISHED_MAIL_KEPT_MS = 7 * 24 * 3600 * 1000;
+/** Sent and failed webhook deliveries are kept this long for admins to look at, then removed. */
+const FINISHED_DELIVERIES_KEPT_MS = 7 * 24 * 3600 * 1000;
+/** Finished deliveries removed per housekeeping round. */
+const DELIVERIES_PURGED_PER_ROUND = 10_000;
 
 export function createServices(config: Config, database: Database, options: ServiceOptions = {}): Services {
   const now = options.now ?? Date.now;
   const postgres = database.dialect === 'postgres';
   // Row locks are PostgreSQL's; SQLite's one writer at a time needs none.
   const rowLocks = postgres;
-  const repositories = (db: Kysely<Tables>) => ({
+  const webhooksDue = new Signal();
+  const journalDeps = {
+    now,
+    webhooksDue,
+    policy: { webhookRetryMs: config.webhooks.retryMs, auditSignins: config.audit.signins },
+    rowLocks,
+  };
+  const repositories = (db: Kysely<Tables>, commit: CommitHooks = AUTOCOMMIT) => ({
     users: new UsersRepository(db, { rowLocks }),
     passwords: new PasswordCredentialsRepository(db, { rowLocks }),
     sessions: new SessionsRepository(db),
@@ -131,6 +159,8 @@ export function createServices(config: Config, database: Database, options: Serv
     passkeys: new PasskeysRepository(db),
     admin: new AdminRepository(db, { postgres }),
     audit: new AuditRepository(db),
+    journal: new Journal(db, commit, journalDeps),
+    webhooks: new WebhooksRepository(db, { rowLocks }),
   });
   const repos = repositories(database.db);
   const transaction = inTransaction(database.db, repositories);
@@ -215,6 +245,8 @@ export function createServices(config: Config, database: Database, options: Serv
     secondFactor: totp,
     requireVerifiedEmail: config.requireVerifiedEmail,
     now,
+    journal: repos.journal,
+    userIdByAccount: async (account) => (await repos.users.findByEmailKey(account))?.id,
   });
   const reauth = new Reauthentication({ users: repos.users, attempts: throttle, passwords, now });
   const passkeysRepository = repos.passkeys;
@@ -312,5 +344,32 @@ export function createServices(config: Config, database: Database, options: Serv
       await mail.deliverDue(stopping);
     },
     purgeFinishedMail: () => repos.outbox.purgeFinished(new Date(now() - FINISHED_MAIL_KEPT_MS)),
+    purgeFinishedDeliveries: () =>
+      repos.webhooks.purgeFinished(
+        new Date(now() - FINISHED_DELIVERIES_KEPT_MS),
+        DELIVERIES_PURGED_PER_ROUND,
+      ),
+    audit: new AuditService({
+      audit: repos.audit,
+      journal: repos.journal,
+      retentionMs: config.audit.retentionMs,
+      now,
+      onPurged: options.observers?.auditPurged,
+    }),
+    webhooks: new WebhookService({
+      webhooks: repos.webhooks,
+      transaction,
+      journal: repos.journal,
+      transport: new WebhookTransport({
+        allowPrivate: config.webhooks.allowPrivate,
+        timeoutMs: config.webhooks.timeoutMs,
+      }),
+      policy: config.webhooks,
+      key: sealingKey,
+      now,
+      onOutcome: options.observers?.webhookOutcome,
+      log: options.webhookLog,
+    }),
+    webhooksDue,
   };
 }

@@ -2,6 +2,8 @@
 // audit record (with its actor) commit together; each mail it sends is in the same transaction.
 // The last admin who can sign in cannot be demoted, disabled or deleted, decided under a lock of
 // the admins' rows so that two admins removing each other at once leave one.
+
+import type { AuditActor, AuditRepository } from '../audit/repository.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
@@ -16,7 +18,6 @@ import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
 import { checkEmail, checkName } from '../users/rules.ts';
 import { type AccountIdentity, type AccountMethodReaders, keepAnAdmin } from '../users/service.ts';
 import { type AccountRole, emailKey, type User } from '../users/user.ts';
-import type { AuditActor, AuditRepository } from './audit-repository.ts';
 import type { AdminRepository, AdminSortKey, AdminUserRecord, UserFilters } from './repository.ts';
 
 /** An account as the admin API shows one. */

@@ -23,11 +23,12 @@ export const TIMESTAMP_COLUMNS: ReadonlySet<string> = new Set([
   'confirmed_at',
   'disabled_at',
   'last_signin_at',
+  'last_attempt_at',
 ]);
 /** A nullable timestamp. */
 type MaybeTimestamp = ColumnType<Date | null, string | null | undefined, string | null>;
 /** 32-bit integer columns, by name: numbers on PostgreSQL, so SQLite's adapter reads them as numbers. */
-export const INT4_COLUMNS: ReadonlySet<string> = new Set(['rating', 'attempts']);
+export const INT4_COLUMNS: ReadonlySet<string> = new Set(['rating', 'attempts', 'last_status']);
 
 export interface UsersTable {
   id: GeneratedInt8;

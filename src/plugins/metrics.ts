@@ -35,6 +35,10 @@ export interface MetricObservers {
   hashSeconds(seconds: number): void;
   /** One mail delivery attempt's outcome. */
   mailOutcome(outcome: 'sent' | 'retry' | 'failed'): void;
+  /** One webhook delivery attempt's outcome. */
+  webhookOutcome(outcome: 'sent' | 'retry' | 'failed'): void;
+  /** Audit records one purge round removed. */
+  auditPurged(count: number): void;
 }
 
 export interface Metrics extends MetricObservers {
@@ -202,7 +206,13 @@ const ignore = () => {};
 export function createMetrics(families: readonly MetricFamilies[]): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'usher_' });
-  const observers: MetricObservers = { signin: ignore, hashSeconds: ignore, mailOutcome: ignore };
+  const observers: MetricObservers = {
+    signin: ignore,
+    hashSeconds: ignore,
+    mailOutcome: ignore,
+    webhookOutcome: ignore,
+    auditPurged: ignore,
+  };
   for (const register of families) Object.assign(observers, register(registry));
   // Registered last, as the plugin used to: the families keep their order in the text.
   return { registry, requests: new RequestMetrics(registry), ...observers };

@@ -8,7 +8,7 @@ export const ID_PATTERN = '^[1-9][0-9]{0,18}$';
 const ID_REGEX = new RegExp(ID_PATTERN);
 
 /** Parses a path id; undefined for anything that cannot name a row. */
-function parseId(raw: string): bigint | undefined {
+export function parseId(raw: string): bigint | undefined {
   if (!ID_REGEX.test(raw)) return undefined;
   // Up to 15 digits a Number holds the id exactly, and converting it is cheaper than BigInt's
   // own parse of the text (measured on the user lookup, docs/benchmarks.md).

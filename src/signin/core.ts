@@ -4,11 +4,12 @@
 // for methods without one), the session grant with its optional fence, and the known device.
 // Its routes' half (the answer, the audit line, the metric, the failure's shape) is answers.ts.
 import { createHash, randomBytes } from 'node:crypto';
+import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { SessionService, StartedSession } from '../sessions/service.ts';
 import type { CodeGate, TotpFactor } from '../totp/repository.ts';
 import type { SecondFactorCheck, TotpRepositories, TotpService } from '../totp/service.ts';
-import type { User } from '../users/user.ts';
+import { accountDigest, type User } from '../users/user.ts';
 import type { GrantRepository } from './grant-repository.ts';
 import type { Attempt, SigninThrottle, ThrottleVerdict } from './throttle.ts';
 import type { SigninTicketsRepository } from './ticket-repository.ts';
@@ -107,6 +108,7 @@ export interface CoreRepositories extends TotpRepositories {
   };
   signins: Pick<GrantRepository, 'grantSession'>;
   tickets: SigninTicketsRepository;
+  journal: Journal;
 }
 
 /** The second factor as the core uses it (totp/service.ts). */
@@ -125,6 +127,10 @@ export interface SigninCoreDeps {
   secondFactor: SecondFactor;
   requireVerifiedEmail: boolean;
   now: () => number;
+  /** Records sign-ins that did not succeed (a success is recorded with its session). */
+  journal: Journal;
+  /** The account an account-throttled method names, for the record of a throttled attempt. */
+  userIdByAccount(account: string): Promise<bigint | undefined>;
 }
 
 type CodeMatch = Extract<SecondFactorCheck, { kind: 'totp' | 'recovery_code' }>;
@@ -187,13 +193,48 @@ export class SigninCore {
       'account' in method.throttle
         ? await this.#d.throttle.begin(method.throttle.account, client.address, client.deviceToken)
         : await this.#d.throttle.beginForAddress(method.name, client.address);
-    return this.#judged(verdict, async (attempt) => {
+    const outcome = await this.#judged(verdict, async (attempt) => {
       const proof = await method.prove();
       if (!proof.ok) {
         await attempt.failed();
         return { ok: false, reason: 'credentials', userId: proof.userId };
       }
       return this.#finish(method.name, proof, attempt, client, 'account' in method.throttle);
+    });
+    if (!outcome.ok) {
+      const account = 'account' in method.throttle ? method.throttle.account : undefined;
+      await this.#recordFailure(method.name, client, outcome, account);
+    }
+    return outcome;
+  }
+
+  /**
+   * The audit record of a sign-in that did not succeed: refused by the throttle, wrong
+   * credentials, a disabled or unverified account. A first step that now needs a code is not one
+   * (its code is recorded, right or wrong). An email with no account is kept only as a digest.
+   */
+  async #recordFailure(
+    method: SigninMethodName,
+    client: SigninClient,
+    outcome: SigninFailure,
+    account: string | undefined,
+  ): Promise<void> {
+    if (outcome.reason === 'second-factor') return;
+    let userId = 'userId' in outcome ? outcome.userId : undefined;
+    if (outcome.reason === 'throttled' && account !== undefined && account !== '')
+      userId = await this.#d.userIdByAccount(account);
+    const unknownAccount = userId === undefined && account !== undefined && account !== '';
+    await this.#d.journal.record({
+      type: outcome.reason === 'throttled' ? 'signin.throttled' : 'signin.failed',
+      userId: userId ?? null,
+      actor: { actorId: null, address: client.address, userAgent: client.userAgent ?? null },
+      details: {
+        method,
+        ...(outcome.reason === 'throttled'
+          ? { retryAfterSeconds: outcome.retryAfterSeconds }
+          : { reason: outcome.reason }),
+        ...(unknownAccount ? { emailDigest: accountDigest(account) } : {}),
+      },
     });
   }
 
@@ -288,7 +329,8 @@ export class SigninCore {
       await attempt.abandoned();
       return { ok: false, reason: 'throttled', retryAfterSeconds: Math.ceil(claim.retryAfterMs / 1000) };
     }
-    if (check.kind === 'wrong') return this.#wrongCode(user, claim.failures, attempt, ticket);
+    if (check.kind === 'wrong')
+      return this.#wrongCode(user, claim.failures, attempt, ticket, context.method, context.client);
     const spent = { match: check, gate, failures: claim.failures };
     return this.#grant(context, spent, ticket);
   }
@@ -298,8 +340,16 @@ export class SigninCore {
     failures: number,
     attempt: Attempt,
     ticket: { digest: string } | undefined,
+    method: SigninMethodName,
+    client: SigninClient,
   ): Promise<SigninOutcome> {
     await attempt.failed();
+    await this.#d.journal.record({
+      type: 'signin.failed',
+      userId: user.id,
+      actor: { actorId: null, address: client.address, userAgent: client.userAgent ?? null },
+      details: { method, reason: 'second-factor' },
+    });
     if (ticket) await this.#d.tickets.failed(ticket.digest, TICKET_MAX_FAILURES);
     await this.#d.secondFactor.failed(user, failures);
     return { ok: false, reason: 'second-factor', userId: user.id };
@@ -325,34 +375,61 @@ export class SigninCore {
     const amr = methodReferences(method, code?.match.kind, proof.secondFactor.by === 'method');
     const { row, started } = this.#d.sessions.issue(user.id, client.userAgent, amr);
     const now = row.now.getTime();
+    // The sign-in's audit record and user.signed_in event, written with the session.
+    const factorUsed = code?.match.kind;
+    const { audit, notice } = this.#d.journal.prepare(
+      {
+        type: 'signin.succeeded',
+        userId: user.id,
+        actor: { actorId: user.id, address: client.address, userAgent: client.userAgent ?? null },
+        details: { method, ...(factorUsed ? { factor: factorUsed } : {}), sessionId: started.session.id },
+      },
+      { type: 'user.signed_in', userId: user.id, data: { method, sessionId: started.session.id } },
+      row.now,
+      true,
+    );
     const grant = {
       session: row,
       passwordHash: proof.fence?.passwordHash,
       forgive: attempt.forgiveness,
       remember: device && { tokenDigest: device.digest, now, expiresAt: throttle.deviceExpiry(now) },
+      audit,
+      notice,
     };
     let granted: boolean;
-    if (!code && !ticket) granted = await this.#d.signins.grantSession(grant);
+    let notified = 0;
+    if (!code && !ticket) ({ granted, notified } = await this.#d.signins.grantSession(grant));
     else
       try {
-        granted = await this.#d.transaction(async (repos) => {
+        ({ granted, notified } = await this.#d.transaction(async (repos) => {
+          const refused = { granted: false, notified: 0 };
           if (ticket) {
             // The user row first, as a deletion takes it before the ticket's and the factor's.
             await repos.users.holdForReference(user.id);
-            if (!(await repos.tickets.spend(ticket.digest, this.#d.now(), TICKET_MAX_FAILURES))) return false;
+            if (!(await repos.tickets.spend(ticket.digest, this.#d.now(), TICKET_MAX_FAILURES)))
+              return refused;
           }
           // The fence is checked (and the row locked) before the code is spent, so a code is never
           // spent for a password that changed meanwhile.
           const fence = grant.passwordHash;
-          if (fence !== undefined && !(await repos.users.hasPasswordHash(user.id, fence))) return false;
+          if (fence !== undefined && !(await repos.users.hasPasswordHash(user.id, fence))) return refused;
           // Thrown, so that the ticket spent above is given back with the rollback.
           if (code && !(await this.#d.secondFactor.use(repos, user, code.match, code.gate))) throw CODE_SPENT;
-          return repos.signins.grantSession(grant);
-        });
+          const result = await repos.signins.grantSession(grant);
+          if (result.granted && code)
+            await repos.journal.record({
+              type: 'mfa.used',
+              userId: user.id,
+              actor: { actorId: user.id, address: client.address, userAgent: client.userAgent ?? null },
+              details: { factor: code.match.kind, method },
+            });
+          return result;
+        }));
       } catch (error) {
         if (error !== CODE_SPENT) throw error;
-        return this.#wrongCode(user, code!.failures, attempt, ticket);
+        return this.#wrongCode(user, code!.failures, attempt, ticket, method, client);
       }
+    this.#d.journal.queued(notified);
     if (!granted) {
       await attempt.failed();
       return { ok: false, reason: 'credentials', userId: user.id };
@@ -381,7 +458,7 @@ export class SigninCore {
    */
   async redeem(ticket: string, code: string | undefined, client: SigninClient): Promise<RedeemOutcome> {
     const verdict = await this.#d.throttle.beginForAddress('second-factor', client.address);
-    return this.#judged<RedeemOutcome>(verdict, async (attempt) => {
+    const outcome = await this.#judged<RedeemOutcome>(verdict, async (attempt) => {
       const digest = TICKET_FORM.test(ticket) ? digestOf(ticket) : undefined;
       const stored = digest && (await this.#d.tickets.find(digest, this.#d.now(), TICKET_MAX_FAILURES));
       const user = stored && (await this.#d.userById(stored.userId));
@@ -400,6 +477,15 @@ export class SigninCore {
       const outcome = await this.#withCode(context, totp, code, { digest });
       return outcome.ok ? outcome : { ...outcome, method: stored.method };
     });
+    // A wrong code was recorded as it was judged; a bad ticket, a throttled or a disabled one here.
+    if (!outcome.ok && outcome.reason !== 'second-factor')
+      await this.#recordFailure(
+        'method' in outcome ? outcome.method : 'second-factor',
+        client,
+        outcome,
+        undefined,
+      );
+    return outcome;
   }
 
   /** The device cookie's Max-Age. */

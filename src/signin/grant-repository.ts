@@ -1,7 +1,10 @@
 import type { Kysely, QueryCreator } from 'kysely';
+import { type AuditEvent, AuditRepository } from '../audit/repository.ts';
 import { runPrepared, type SlottedQuery, slotted } from '../db/prepared.ts';
 import type { Tables } from '../db/schema.ts';
 import { type NewSession, sessionRow } from '../sessions/repository.ts';
+import { stringifyExact } from '../shared/exact-json.ts';
+import { type WebhookNotice, WebhooksRepository } from '../webhooks/repository.ts';
 import { SigninDevicesRepository } from './device-repository.ts';
 import { SigninAttemptsRepository } from './throttle-repository.ts';
 
@@ -14,6 +17,16 @@ export interface SessionGrant {
   forgive: { accountDigest: string; address: string; device: string | null };
   /** The client to remember as a known device of the account; undefined when devices are off. */
   remember: { tokenDigest: string; now: number; expiresAt: number } | undefined;
+  /** The sign-in's audit record (undefined: AUDIT_SIGNINS=false), written with the session. */
+  audit: AuditEvent | undefined;
+  /** The user.signed_in event for the webhooks listening, queued with the session. */
+  notice: WebhookNotice;
+}
+
+/** Whether the session was granted, and how many webhook deliveries were queued with it. */
+export interface Granted {
+  granted: boolean;
+  notified: number;
 }
 
 export interface GrantRepositoryOptions {
@@ -45,14 +58,21 @@ export class GrantRepository {
    * waits for this to commit and then ends the session. Inside the caller's transaction when
    * called on one (a code spent with the session), else on its own.
    */
-  async grantSession(grant: SessionGrant): Promise<boolean> {
+  async grantSession(grant: SessionGrant): Promise<Granted> {
     // The one-statement form is the password sign-in's (the hot path, always fenced).
     if (this.#options.postgres && grant.passwordHash !== undefined) return this.#grantInOneStatement(grant);
     if (this.#db.isTransaction) return grantInSteps(this.#db, grant);
     return this.#db.transaction().execute((trx) => grantInSteps(trx, grant));
   }
 
-  async #grantInOneStatement({ session, passwordHash, forgive, remember }: SessionGrant): Promise<boolean> {
+  async #grantInOneStatement({
+    session,
+    passwordHash,
+    forgive,
+    remember,
+    audit,
+    notice,
+  }: SessionGrant): Promise<Granted> {
     this.#grant ??= slotted(GRANT_SLOTS, (s) =>
       this.#db
         .with('granted', (db) => insertIfHash(db, s, s.passwordHash, true).returning('user_id'))
@@ -95,8 +115,70 @@ export class GrantRepository {
             )
             .returning('token_digest'),
         )
+        // The audit record and the webhook deliveries, only once granted (audit/journal.ts's,
+        // in this statement): a null type (AUDIT_SIGNINS=false) records nothing.
+        .with('audited', (db) =>
+          db
+            .insertInto('audit_events')
+            .columns(['created_at', 'type', 'actor_id', 'user_id', 'address', 'user_agent', 'details'])
+            .expression((eb) =>
+              eb
+                .selectFrom('granted')
+                .select([
+                  eb.val(s.created_at).as('created_at'),
+                  eb.val(s.auditType).as('type'),
+                  'user_id as actor_id',
+                  'user_id',
+                  eb.val(s.auditAddress).as('address'),
+                  eb.val(s.auditUserAgent).as('user_agent'),
+                  eb.val(s.auditDetails).as('details'),
+                ])
+                .where(eb.cast(eb.val(s.auditType), 'text'), 'is not', null),
+            )
+            .returning('id'),
+        )
+        .with('notified', (db) =>
+          db
+            .insertInto('webhook_deliveries')
+            .columns([
+              'webhook_id',
+              'message_id',
+              'event_type',
+              'user_id',
+              'payload',
+              'created_at',
+              'retry_until',
+              'next_attempt_at',
+            ])
+            .expression((eb) =>
+              eb
+                .selectFrom('webhook_events')
+                .select([
+                  'webhook_id',
+                  eb.val(s.noticeMessageId).as('message_id'),
+                  'event_type',
+                  eb.val(s.user_id).as('user_id'),
+                  eb.val(s.noticePayload).as('payload'),
+                  eb.val(s.created_at).as('created_at'),
+                  eb.val(s.noticeRetryUntil).as('retry_until'),
+                  eb.val(s.noticeAt).as('next_attempt_at'),
+                ])
+                .where('event_type', '=', 'user.signed_in')
+                .where(({ exists, selectFrom }) => exists(selectFrom('granted').select('user_id'))),
+            )
+            .returning('id'),
+        )
         .selectFrom('granted')
-        .select(({ fn }) => fn.countAll<number | string | bigint>().as('granted')),
+        .select(({ fn, selectFrom }) => [
+          fn.countAll<number | string | bigint>().as('granted'),
+          selectFrom('notified')
+            .select(({ fn }) => fn.countAll<number | string | bigint>().as('n'))
+            .as('notified'),
+          // Referenced so that PostgreSQL runs it (a data-modifying WITH runs regardless; this keeps it explicit).
+          selectFrom('audited')
+            .select(({ fn }) => fn.countAll<number | string | bigint>().as('n'))
+            .as('audited'),
+        ]),
     );
     const rows = await runPrepared(
       this.#db,
@@ -108,9 +190,17 @@ export class GrantRepository {
         rememberDigest: remember?.tokenDigest ?? null,
         rememberAt: BigInt(remember?.now ?? 0),
         rememberUntil: BigInt(remember?.expiresAt ?? 0),
+        auditType: audit?.type ?? null,
+        auditAddress: audit?.address ?? null,
+        auditUserAgent: audit?.userAgent ?? null,
+        auditDetails: audit ? stringifyExact(audit.details) : null,
+        noticeMessageId: notice.messageId,
+        noticePayload: notice.payload,
+        noticeRetryUntil: BigInt(notice.retryUntil),
+        noticeAt: BigInt(notice.createdAt.getTime()),
       }),
     );
-    return Number(rows[0]?.[0] ?? 0) > 0;
+    return { granted: Number(rows[0]?.[0] ?? 0) > 0, notified: Number(rows[0]?.[1] ?? 0) };
   }
 }
 
@@ -135,6 +225,14 @@ const GRANT_SLOTS = [
   'rememberDigest',
   'rememberAt',
   'rememberUntil',
+  'auditType',
+  'auditAddress',
+  'auditUserAgent',
+  'auditDetails',
+  'noticeMessageId',
+  'noticePayload',
+  'noticeRetryUntil',
+  'noticeAt',
 ] as const;
 type GrantSlot = (typeof GRANT_SLOTS)[number];
 
@@ -168,11 +266,14 @@ function insertIfHash(
     });
 }
 
-async function grantInSteps(db: Kysely<Tables>, { session, passwordHash, forgive, remember }: SessionGrant) {
+async function grantInSteps(
+  db: Kysely<Tables>,
+  { session, passwordHash, forgive, remember, audit, notice }: SessionGrant,
+): Promise<Granted> {
   const granted = await insertIfHash(db, sessionRow(session), passwordHash, false)
     .returning('user_id')
     .executeTakeFirst();
-  if (!granted) return false;
+  if (!granted) return { granted: false, notified: 0 };
   await db
     .updateTable('users')
     .set({ last_signin_at: sessionRow(session).created_at })
@@ -181,5 +282,8 @@ async function grantInSteps(db: Kysely<Tables>, { session, passwordHash, forgive
   await new SigninAttemptsRepository(db).clear(forgive.accountDigest, forgive);
   if (remember)
     await new SigninDevicesRepository(db).remember({ ...remember, accountDigest: forgive.accountDigest });
-  return true;
+  if (audit) await new AuditRepository(db).record(audit, session.now);
+  // Row locks matter only to claims; this repository only inserts.
+  const notified = await new WebhooksRepository(db, { rowLocks: false }).enqueue(notice);
+  return { granted: true, notified };
 }

@@ -1,0 +1,126 @@
+// The one way account events are recorded: an audit record, and for the events webhooks carry, a
+// delivery to each receiver listening, both written with the repositories of the change's own
+// transaction, so that each exists exactly when the change does. After the commit the webhook
+// sender is woken; until then nothing it could see was written.
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Tables } from '../db/schema.ts';
+import type { CommitHooks } from '../db/transactions.ts';
+import type { Signal } from '../shared/signal.ts';
+import { type WebhookEvent, webhookBody } from '../webhooks/events.ts';
+import { type WebhookNotice, WebhooksRepository } from '../webhooks/repository.ts';
+import { currentActor } from './context.ts';
+import { type AuditActor, type AuditEvent, AuditRepository } from './repository.ts';
+
+export interface AccountEvent {
+  /** The audit record's type, e.g. `password.changed`, `signin.failed`, `admin.user.disabled`. */
+  type: string;
+  /** The account it is about, if any. */
+  userId: bigint | null;
+  /** Never a secret, never a password. */
+  details?: Readonly<Record<string, unknown>>;
+  /** Who did it, where the request's own actor is not the answer (a sign-in: the user signing in). */
+  actor?: Partial<AuditActor>;
+}
+
+export interface JournalPolicy {
+  /** How long a delivery is retried before it is given up on. */
+  webhookRetryMs: number;
+  /** Whether successful sign-ins are recorded in the audit log (AUDIT_SIGNINS). */
+  auditSignins: boolean;
+}
+
+export interface JournalDeps {
+  now: () => number;
+  /** Told after the commit of a change that queued deliveries: the webhook sender listens. */
+  webhooksDue: Signal;
+  policy: JournalPolicy;
+  rowLocks: boolean;
+}
+
+/** Standard Webhooks' webhook-id: unique per event, the same at every attempt and for every receiver. */
+export const newMessageId = () => `msg_${randomBytes(16).toString('base64url')}`;
+
+export class Journal {
+  readonly #audit: AuditRepository;
+  readonly #webhooks: WebhooksRepository;
+  readonly #commit: CommitHooks;
+  readonly #deps: JournalDeps;
+
+  constructor(db: Kysely<Tables>, commit: CommitHooks, deps: JournalDeps) {
+    this.#audit = new AuditRepository(db);
+    this.#webhooks = new WebhooksRepository(db, { rowLocks: deps.rowLocks });
+    this.#commit = commit;
+    this.#deps = deps;
+  }
+
+  get policy(): JournalPolicy {
+    return this.#deps.policy;
+  }
+
+  /** The audit record of `event`, and the deliveries of `notify` when given. */
+  async record(event: AccountEvent, notify?: WebhookEvent): Promise<void> {
+    const now = new Date(this.#deps.now());
+    await this.#audit.record(
+      {
+        ...currentActor(),
+        ...event.actor,
+        type: event.type,
+        userId: event.userId,
+        details: event.details ?? {},
+      },
+      now,
+    );
+    if (notify) await this.#enqueue(notify, now);
+  }
+
+  /**
+   * The audit record and the webhook notice of an event, for a repository that writes them in a
+   * statement of its own (a sign-in's session grant); `audit` is undefined when AUDIT_SIGNINS is off
+   * and the event is a sign-in's.
+   */
+  prepare(
+    event: AccountEvent,
+    notify: WebhookEvent,
+    at: Date,
+    signin = false,
+  ): { audit: AuditEvent | undefined; notice: WebhookNotice } {
+    const audit =
+      signin && !this.#deps.policy.auditSignins
+        ? undefined
+        : {
+            ...currentActor(),
+            ...event.actor,
+            type: event.type,
+            userId: event.userId,
+            details: event.details ?? {},
+          };
+    return { audit, notice: this.#notice(notify, at) };
+  }
+
+  /** After a commit that queued deliveries (counted by the caller): the sender runs. */
+  queued(count: number): void {
+    if (count > 0) this.#deps.webhooksDue.notify();
+  }
+
+  #notice(event: WebhookEvent, now: Date): WebhookNotice {
+    return {
+      type: event.type,
+      userId: event.userId,
+      messageId: newMessageId(),
+      payload: webhookBody(event, now),
+      createdAt: now,
+      retryUntil: now.getTime() + this.#deps.policy.webhookRetryMs,
+    };
+  }
+
+  /** The deliveries of `event` alone, for a change whose audit record is written elsewhere. */
+  async notify(event: WebhookEvent): Promise<void> {
+    await this.#enqueue(event, new Date(this.#deps.now()));
+  }
+
+  async #enqueue(event: WebhookEvent, now: Date): Promise<void> {
+    const queued = await this.#webhooks.enqueue(this.#notice(event, now));
+    if (queued > 0) this.#commit.afterCommit(() => this.#deps.webhooksDue.notify());
+  }
+}

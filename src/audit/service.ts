@@ -1,0 +1,101 @@
+// The audit log as support and users read it (CONTRACT "Administration"): every record with
+// filters for support staff (their reading audited too), and each user's own recent security
+// events, without staff's reads of the account and without staff's addresses.
+import { AppError } from '../shared/errors.ts';
+import { type PageRequest, refuseDeepPage } from '../shared/paging.ts';
+import type { Journal } from './journal.ts';
+import type { AuditFilters, AuditRecord, AuditRepository } from './repository.ts';
+
+/**
+ * How deep audit pages reach, and so how far they count: 10,000 records. Past it a search is
+ * narrowed by user, type or time (X-Total-Count-Capped says so).
+ */
+export const AUDIT_DEPTH = 10_000;
+/** CONTRACT: the user's own last 50 security events. */
+export const ACTIVITY_SIZE = 50;
+/** Staff reading an account is theirs to know, not an event of the account's own. */
+const STAFF_READS = ['admin.user.viewed'] as const;
+/** Records purged per statement: a short transaction each, however much expired. */
+const PURGE_BATCH = 5000;
+/** Statements per housekeeping round: what is left waits a minute. */
+const PURGE_ROUNDS = 20;
+
+/**
+ * A record as its user sees it: who did it (`you`: signed in as the account; `staff`: support or
+ * an admin; `unknown`: no one signed in, like a failed sign-in or a reset link, or the operator's
+ * CLI), and from where unless it was staff.
+ */
+export interface ActivityItem extends Omit<AuditRecord, 'actorId' | 'userId'> {
+  by: 'you' | 'staff' | 'unknown';
+}
+
+export class AuditService {
+  readonly #audit: AuditRepository;
+  readonly #journal: Journal;
+  readonly #retentionMs: number;
+  readonly #now: () => number;
+  readonly #onPurged: (n: number) => void;
+
+  constructor(deps: {
+    audit: AuditRepository;
+    journal: Journal;
+    retentionMs: number;
+    now: () => number;
+    onPurged?: (n: number) => void;
+  }) {
+    this.#audit = deps.audit;
+    this.#journal = deps.journal;
+    this.#retentionMs = deps.retentionMs;
+    this.#now = deps.now;
+    this.#onPurged = deps.onPurged ?? (() => {});
+  }
+
+  /** GET /api/admin/audit: a page, newest first, and the count up to AUDIT_DEPTH (capped: more). */
+  async search(
+    filters: AuditFilters,
+    paging: PageRequest,
+  ): Promise<{ records: AuditRecord[]; total: number; capped: boolean }> {
+    if (filters.since && filters.until && filters.since >= filters.until)
+      throw new AppError('INVALID_QUERY', 'since: must be before until');
+    refuseDeepPage(paging, [], AUDIT_DEPTH);
+    const [records, counted] = await Promise.all([
+      this.#audit.search(filters, paging.offset, paging.size),
+      this.#audit.count(filters, AUDIT_DEPTH + 1),
+    ]);
+    await this.#journal.record({
+      type: 'admin.audit.viewed',
+      userId: null,
+      details: {
+        userId: filters.userId ?? null,
+        type: filters.type ?? null,
+        since: filters.since?.toISOString() ?? null,
+        until: filters.until?.toISOString() ?? null,
+        page: paging.page,
+      },
+    });
+    return { records, total: Math.min(counted, AUDIT_DEPTH), capped: counted > AUDIT_DEPTH };
+  }
+
+  /** GET /api/account/activity: the user's last 50 security events, newest first. */
+  async activity(userId: bigint): Promise<ActivityItem[]> {
+    const records = await this.#audit.search({ userId, excludeTypes: STAFF_READS }, 0, ACTIVITY_SIZE);
+    return records.map(({ actorId, userId: _user, ...record }) => {
+      const by = actorId === null ? 'unknown' : actorId === userId ? 'you' : 'staff';
+      // A staff member's address is theirs, not the account's; a failed sign-in's is the account's to see.
+      return by === 'staff' ? { ...record, by, address: null, userAgent: null } : { ...record, by };
+    });
+  }
+
+  /** Records older than AUDIT_RETENTION_DAYS go, in short rounds (housekeeping, every instance). */
+  async purgeExpired(): Promise<number> {
+    const before = new Date(this.#now() - this.#retentionMs);
+    let total = 0;
+    for (let round = 0; round < PURGE_ROUNDS; round++) {
+      const n = await this.#audit.purge(before, PURGE_BATCH);
+      total += n;
+      if (n < PURGE_BATCH) break;
+    }
+    this.#onPurged(total);
+    return total;
+  }
+}

@@ -1,0 +1,39 @@
+// The actor of each request that may record an account event (audit/context.ts): its session's
+// user, its client address and User-Agent, carried with the rest of the request's work. Set in a
+// preHandler, once the body is read and the route's session checked, on the routes that write
+// (every method but GET and HEAD) and on the GET routes whose config says `audited` (a provider's
+// callback signs in): the lookups and lists that record nothing run no hook for it.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { actingAs } from '../audit/context.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A GET route that records account events (a sign-in's callback): its actor is carried. */
+    audited?: boolean;
+  }
+}
+
+function carryActor(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  const ua = request.headers['user-agent'];
+  actingAs(
+    {
+      actorId: request.usherSession?.userId ?? null,
+      address: request.ip,
+      userAgent: ua === undefined ? null : ua,
+    },
+    done,
+  );
+}
+
+export const auditContextPlugin = fp(
+  async (app) => {
+    app.addHook('onRoute', (route) => {
+      const methods = [route.method].flat();
+      const writes = methods.some((method) => method !== 'GET' && method !== 'HEAD');
+      if (!writes && route.config?.audited !== true) return;
+      route.preHandler = [...[route.preHandler ?? []].flat(), carryActor];
+    });
+  },
+  { name: 'usher-audit-context', dependencies: ['usher-session'] },
+);

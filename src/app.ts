@@ -183,7 +183,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   await app.register(sessionPlugin, { guard });
   // After the sessions' hooks: a write's actor is its session's user.
-  await app.register(auditContextPlugin);
+  await app.register(auditContextPlugin, { journal: services.journal });
   await app.register(openApiPlugin, {
     profile: config.profile,
     publicUrl: config.publicUrl,

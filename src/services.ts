@@ -94,6 +94,8 @@ export interface Services {
   };
   /** The audit log as support and users read it, and its retention. */
   audit: AuditService;
+  /** Records account events outside a change's transaction (a refused admin call). */
+  journal: Journal;
   /** Webhook receivers, and the sender of their deliveries. */
   webhooks: WebhookService;
   /** Notified when mail was recorded: the delivery loop (mail/feature.ts) listens. */
@@ -185,7 +187,7 @@ export function createServices(config: Config, database: Database, options: Serv
       message: 'Too many provider sign-ins started from this address; try again later.',
     }),
   };
-  const sessions = new SessionService({ sessions: repos.sessions, policy: config.session, now });
+  const sessions = new SessionService({ sessions: repos.sessions, policy: config.session, now, transaction });
   const throttle = new SigninThrottle({
     attempts: repos.attempts,
     devices: new SigninDevicesRepository(database.db),
@@ -254,10 +256,11 @@ export function createServices(config: Config, database: Database, options: Serv
     passkeys: passkeysRepository,
     users: repos.users,
     core,
-    transaction: inTransaction(database.db, (db) => ({
+    transaction: inTransaction(database.db, (db, commit) => ({
       passkeys: new PasskeysRepository(db),
       tokens: new AccountTokensRepository(db),
       outbox: new OutboxRepository(db, { rowLocks }),
+      journal: new Journal(db, commit, journalDeps),
     })),
     accountMail,
     mail,
@@ -281,8 +284,24 @@ export function createServices(config: Config, database: Database, options: Serv
     now,
   });
   const oidc = {
-    clients: new ClientRegistry({ clients: new OidcClientsRepository(database.db), key: sealingKey, now }),
-    keys: new KeyRing({ keys: new OidcKeysRepository(database.db), key: sealingKey, now }),
+    clients: new ClientRegistry({
+      clients: new OidcClientsRepository(database.db),
+      transaction: inTransaction(database.db, (db, commit) => ({
+        clients: new OidcClientsRepository(db),
+        journal: new Journal(db, commit, journalDeps),
+      })),
+      key: sealingKey,
+      now,
+    }),
+    keys: new KeyRing({
+      keys: new OidcKeysRepository(database.db),
+      transaction: inTransaction(database.db, (db, commit) => ({
+        keys: new OidcKeysRepository(db),
+        journal: new Journal(db, commit, journalDeps),
+      })),
+      key: sealingKey,
+      now,
+    }),
     models: new OidcModelsRepository(database.db),
     consents: new OidcConsentsRepository(database.db),
   };
@@ -371,5 +390,6 @@ export function createServices(config: Config, database: Database, options: Serv
       log: options.webhookLog,
     }),
     webhooksDue,
+    journal: repos.journal,
   };
 }

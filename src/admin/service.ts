@@ -3,7 +3,9 @@
 // The last admin who can sign in cannot be demoted, disabled or deleted, decided under a lock of
 // the admins' rows so that two admins removing each other at once leave one.
 
-import type { AuditActor, AuditRepository } from '../audit/repository.ts';
+import { userData } from '../audit/events.ts';
+import type { Journal } from '../audit/journal.ts';
+import type { AuditActor } from '../audit/repository.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
@@ -31,7 +33,7 @@ export interface AdminUserDetail extends AdminUserRecord {
 
 export interface AdminRepositories extends AccountMailRepositories {
   admin: AdminRepository;
-  audit: AuditRepository;
+  journal: Journal;
   users: UsersRepository;
   sessions: SessionsRepository;
   totp: TotpRepository;
@@ -107,13 +109,13 @@ export class AdminService {
   }
 
   #record(
-    repos: Pick<AdminRepositories, 'audit'>,
+    repos: Pick<AdminRepositories, 'journal'>,
     acting: Acting,
     type: string,
     userId: bigint | null,
     details = {},
   ) {
-    return repos.audit.record({ ...actorOf(acting), type, userId, details }, new Date(this.#now()));
+    return repos.journal.record({ type, userId, details, actor: actorOf(acting) });
   }
 
   /** GET /api/admin/users: a page of the users the filters keep, and how many they keep. */
@@ -236,6 +238,26 @@ export class AdminService {
         await repos.admin.setEmailVerified(id, input.emailVerified, now);
         changed.push('emailVerified');
       }
+      const after = await repos.users.findById(id);
+      if (after && changed.length > 0) {
+        await repos.journal.notify({
+          type: 'user.updated',
+          userId: id,
+          data: { changed, ...userData(after) },
+        });
+        if (changed.includes('role'))
+          await repos.journal.record({
+            type: 'user.role_changed',
+            userId: id,
+            actor: actorOf(acting),
+            details: { from: current.role, to: input.role, via: 'admin' },
+          });
+        if (input.emailVerified === true && !current.emailVerified)
+          await repos.journal.record(
+            { type: 'email.verified', userId: id, actor: actorOf(acting), details: { via: 'admin' } },
+            { type: 'email.verified', userId: id, data: { email: after.email } },
+          );
+      }
       return {
         changed,
         ...(input.role !== undefined ? { role: input.role } : {}),
@@ -254,8 +276,10 @@ export class AdminService {
     await this.#change(acting, id, 'admin.user.disabled', async (repos) => {
       await keepAnAdmin(repos.users, id);
       await repos.admin.disable(id, reason ?? null, new Date(this.#now()));
-      await repos.sessions.deleteForUser(id);
+      const ended = await repos.sessions.deleteForUser(id);
       await repos.appAccess.revokeAccount(id);
+      await repos.journal.notify({ type: 'user.disabled', userId: id, data: { reason: reason ?? null } });
+      await repos.journal.sessionsEnded(id, ended, 'disabled');
       return reason === undefined ? {} : { reason };
     });
     return this.#detail(acting.session, id);
@@ -268,6 +292,7 @@ export class AdminService {
       // is not revived, nor anything an app got meanwhile.
       await repos.sessions.deleteForUser(id);
       await repos.appAccess.revokeAccount(id);
+      await repos.journal.notify({ type: 'user.enabled', userId: id, data: {} });
       return undefined;
     });
     return this.#detail(acting.session, id);
@@ -282,6 +307,7 @@ export class AdminService {
       const deleted = await repos.users.delete(id);
       if (!deleted) throw notFound();
       if (deleted.emailVerified) await this.#accountMail.accountDeleted(repos, deleted);
+      await repos.journal.notify({ type: 'user.deleted', userId: id, data: { via: 'admin' } });
       return { email: current.email, mailed: deleted.emailVerified };
     });
   }
@@ -289,9 +315,15 @@ export class AdminService {
   /** DELETE /api/admin/users/{id}/sessions: Usher's sessions and what apps hold through its provider. */
   async endSessions(acting: Acting, id: bigint): Promise<void> {
     await this.#change(acting, id, 'admin.user.sessions_ended', async (repos) => {
-      await repos.sessions.deleteForUser(id);
+      const ended = await repos.sessions.deleteForUser(id);
       await repos.appAccess.revokeAccount(id);
-      return undefined;
+      if (ended.length > 0)
+        await repos.journal.notify({
+          type: 'session.ended',
+          userId: id,
+          data: { sessionIds: ended, reason: 'admin' },
+        });
+      return { sessions: ended.length };
     });
   }
 
@@ -348,6 +380,11 @@ export class AdminService {
       if (roles.length > 0) await repos.admin.setRoles(created.id, roles, new Date(this.#now()));
       await this.#accountMail.invitation(repos, created, INVITATION_TTL_MS);
       await this.#record(repos, acting, 'admin.user.invited', created.id, { roles });
+      await repos.journal.notify({
+        type: 'user.created',
+        userId: created.id,
+        data: { via: 'invitation', ...userData(created) },
+      });
       return created;
     });
     this.#mail.wake();

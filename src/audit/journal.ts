@@ -74,6 +74,43 @@ export class Journal {
     if (notify) await this.#enqueue(notify, now);
   }
 
+  /** Many events of one kind at once (a bulk import), each with its notice of `notifyType`. */
+  async recordMany(events: readonly (AccountEvent & { notify: WebhookEvent })[]): Promise<void> {
+    if (events.length === 0) return;
+    const now = new Date(this.#deps.now());
+    const actor = currentActor();
+    for (let i = 0; i < events.length; i += 500) {
+      await this.#audit.recordMany(
+        events.slice(i, i + 500).map((event) => ({
+          ...actor,
+          ...event.actor,
+          type: event.type,
+          userId: event.userId,
+          details: event.details ?? {},
+        })),
+        now,
+      );
+    }
+    const type = events[0]!.notify.type;
+    const queued = await this.#webhooks.enqueueMany(
+      type,
+      events.map((event) => this.#notice(event.notify, now)),
+    );
+    if (queued > 0) this.#commit.afterCommit(() => this.#deps.webhooksDue.notify());
+  }
+
+  /**
+   * Sessions of `userId` that a change ended (`reason`: signout, revoked, password_changed, …):
+   * one audit record and one session.ended event for them all; nothing when none was live.
+   */
+  async sessionsEnded(userId: bigint, sessionIds: readonly string[], reason: string): Promise<void> {
+    if (sessionIds.length === 0) return;
+    await this.record(
+      { type: reason === 'signout' ? 'signout' : 'session.ended', userId, details: { sessionIds, reason } },
+      { type: 'session.ended', userId, data: { sessionIds, reason } },
+    );
+  }
+
   /**
    * The audit record and the webhook notice of an event, for a repository that writes them in a
    * statement of its own (a sign-in's session grant); `audit` is undefined when AUDIT_SIGNINS is off

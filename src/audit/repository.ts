@@ -118,17 +118,25 @@ export class AuditRepository {
   }
 
   async record(event: AuditEvent, now: Date): Promise<void> {
+    await this.recordMany([event], now);
+  }
+
+  /** Several records in one insert (a bulk import's). */
+  async recordMany(events: readonly AuditEvent[], now: Date): Promise<void> {
+    if (events.length === 0) return;
     await this.#db
       .insertInto('audit_events')
-      .values({
-        created_at: now.toISOString(),
-        type: event.type,
-        actor_id: event.actorId,
-        user_id: event.userId,
-        address: event.address,
-        user_agent: event.userAgent === null ? null : event.userAgent.slice(0, USER_AGENT_MAX),
-        details: stringifyExact(event.details),
-      })
+      .values(
+        events.map((event) => ({
+          created_at: now.toISOString(),
+          type: event.type,
+          actor_id: event.actorId,
+          user_id: event.userId,
+          address: event.address,
+          user_agent: event.userAgent === null ? null : event.userAgent.slice(0, USER_AGENT_MAX),
+          details: stringifyExact(event.details),
+        })),
+      )
       .execute();
   }
 

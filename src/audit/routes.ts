@@ -5,9 +5,10 @@ import { Type } from 'typebox';
 import { PAGE_PATTERN, SIZE_PATTERN, setPageHeaders } from '../plugins/paging.ts';
 import { currentSession } from '../sessions/guard.ts';
 import { AppError } from '../shared/errors.ts';
+import { stringifyExact } from '../shared/exact-json.ts';
 import { ID_PATTERN, parseId } from '../shared/ids.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageRequest } from '../shared/paging.ts';
-import { component, failures, Id, success, Timestamp } from '../shared/schemas.ts';
+import { component, failures, Id, NullableId, success, Timestamp } from '../shared/schemas.ts';
 import type { AuditRecord } from './repository.ts';
 import { ACTIVITY_SIZE, AUDIT_DEPTH, type AuditService } from './service.ts';
 
@@ -32,10 +33,10 @@ export const AuditRecordComponent = component(
       id: Id,
       at: Timestamp('When it happened.'),
       type: Type.String({ maxLength: 64, description: 'What happened: docs/audit.md lists every type.' }),
-      actorId: Type.Union([Id, Type.Null()], {
-        description: 'The signed-in user who did it (null: no one signed in, the CLI, or background work).',
-      }),
-      userId: Type.Union([Id, Type.Null()], { description: 'The account it is about (null: none).' }),
+      actorId: NullableId(
+        'The signed-in user who did it (null: no one signed in, the CLI, or background work).',
+      ),
+      userId: NullableId('The account it is about (null: none).'),
       address: Address,
       userAgent: UserAgent,
       details: Details,
@@ -161,6 +162,9 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }> = a
       const { records, total, capped } = await audit.search(filters, paging);
       setPageHeaders(request, reply, paging, total, [], AUDIT_DEPTH);
       if (capped) reply.header('x-total-count-capped', 'true');
+      // The ids that may be null are bigints: the schema's serializer cannot write a bigint in a
+      // two-type field, so this answer is written with exact JSON (the schema still describes it).
+      reply.serializer(stringifyExact);
       return records.map(view);
     },
   );

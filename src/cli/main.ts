@@ -3,6 +3,7 @@
 // while servers run on that database. Errors go to stderr with a non-zero exit code: 2 for usage
 // errors, with the usage of the command that was meant.
 import { parseArgs } from 'node:util';
+import { actingAs, OPERATOR } from '../audit/context.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { type Database, openDatabase } from '../db/database.ts';
 import { schemaMigrations } from '../features.ts';
@@ -422,7 +423,8 @@ async function main(): Promise<number> {
   }
   const database = openDatabase(config.databaseUrl, config.database);
   try {
-    return await run(process.argv.slice(2), config, database);
+    // Every change the CLI makes is recorded as the operator's (no address, no session).
+    return await actingAs(OPERATOR, () => run(process.argv.slice(2), config, database));
   } catch (error) {
     if (error instanceof UsageError) {
       console.error(`usher: ${visible(error.message)}\n\n${usageOf(error.command)}`);

@@ -4,6 +4,8 @@
 // sign-in under way, and which account an identity is, by (provider, issuer, subject), never by
 // email alone (CONTRACT "Sign in with a provider").
 import { createHash, randomBytes } from 'node:crypto';
+import { userData } from '../audit/events.ts';
+import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
@@ -60,6 +62,7 @@ const randomToken = () => randomBytes(32).toString('base64url');
 export interface OAuthRepositories extends AccountMailRepositories {
   users: UsersRepository;
   identities: IdentitiesRepository;
+  journal: Journal;
 }
 
 export interface OAuthServiceDeps {
@@ -335,6 +338,12 @@ export class OAuthService {
         now: new Date(this.#d.now()),
       });
       await this.#d.accountMail.identityLinked(repos, user, provider.settings.name);
+      const data = { identityId: identity.id, provider: provider.id };
+      await repos.journal.record(
+        // Linked at a sign-in, no one was signed in: the identity's owner is the account's.
+        { type: 'identity.linked', userId: user.id, actor: { actorId: user.id }, details: data },
+        { type: 'identity.linked', userId: user.id, data },
+      );
       return identity;
     });
   }
@@ -348,7 +357,7 @@ export class OAuthService {
         await repos.users.markEmailVerified(user.id, new Date(this.#d.now()));
         user = { ...user, emailVerified: true };
       } else await this.#d.accountMail.verification(repos, user);
-      await repos.identities.insert({
+      const identity = await repos.identities.insert({
         ...key,
         id: newIdentityId(),
         userId: user.id,
@@ -356,6 +365,16 @@ export class OAuthService {
         proven: profile.emailVerified,
         now: new Date(this.#d.now()),
       });
+      const actor = { actorId: user.id };
+      await repos.journal.record(
+        { type: 'user.created', userId: user.id, actor, details: { via: 'oauth', provider: key.provider } },
+        { type: 'user.created', userId: user.id, data: { via: 'oauth', ...userData(user) } },
+      );
+      const data = { identityId: identity.id, provider: key.provider };
+      await repos.journal.record(
+        { type: 'identity.linked', userId: user.id, actor, details: data },
+        { type: 'identity.linked', userId: user.id, data },
+      );
       return user;
     });
   }
@@ -380,6 +399,11 @@ export class OAuthService {
         if (!others.password && others.passkeys === 0 && others.identities === 0) throw LAST_METHOD;
         const provider = this.#d.providers.get(removed.provider);
         await this.#d.accountMail.identityUnlinked(repos, user, provider?.settings.name ?? removed.provider);
+        const data = { identityId: id, provider: removed.provider };
+        await repos.journal.record(
+          { type: 'identity.unlinked', userId: user.id, details: data },
+          { type: 'identity.unlinked', userId: user.id, data },
+        );
         return 'unlinked' as const;
       })
       .catch((error: unknown) => {

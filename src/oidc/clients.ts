@@ -3,6 +3,8 @@
 // client sends with the one it is given, so a one-way hash cannot serve), opened only when the
 // provider looks a client up.
 import { randomBytes } from 'node:crypto';
+import type { Journal } from '../audit/journal.ts';
+import type { InTransaction } from '../db/transactions.ts';
 import { AppError } from '../shared/errors.ts';
 import { randomTextId } from '../shared/ids.ts';
 import { SecretBox } from '../totp/sealing.ts';
@@ -81,13 +83,23 @@ export function checkRedirectUri(raw: string, option: string): string {
   return raw;
 }
 
+/** A client change and its audit record commit together. */
+export type ClientTransaction = InTransaction<{ clients: OidcClientsRepository; journal: Journal }>;
+
 export class ClientRegistry {
   readonly #clients: OidcClientsRepository;
+  readonly #transaction: ClientTransaction;
   readonly #key: () => Buffer | undefined;
   readonly #now: () => number;
 
-  constructor(deps: { clients: OidcClientsRepository; key: () => Buffer | undefined; now: () => number }) {
+  constructor(deps: {
+    clients: OidcClientsRepository;
+    transaction: ClientTransaction;
+    key: () => Buffer | undefined;
+    now: () => number;
+  }) {
     this.#clients = deps.clients;
+    this.#transaction = deps.transaction;
     this.#key = deps.key;
     this.#now = deps.now;
   }
@@ -140,15 +152,30 @@ export class ClientRegistry {
     ];
     const clientId = randomTextId(16);
     const secret = input.public ? undefined : randomBytes(32).toString('base64url');
-    await this.#clients.insert({
-      clientId,
-      name,
-      secretSealed: secret === undefined ? null : this.#box().seal(secret, context(clientId)),
-      redirectUris,
-      postLogoutRedirectUris: postLogout,
-      grantTypes,
-      firstParty: input.firstParty,
-      createdAt: new Date(this.#now()),
+    const secretSealed = secret === undefined ? null : this.#box().seal(secret, context(clientId));
+    await this.#transaction(async ({ clients, journal }) => {
+      await clients.insert({
+        clientId,
+        name,
+        secretSealed,
+        redirectUris,
+        postLogoutRedirectUris: postLogout,
+        grantTypes,
+        firstParty: input.firstParty,
+        createdAt: new Date(this.#now()),
+      });
+      await journal.record({
+        type: 'oidc.client.added',
+        userId: null,
+        details: {
+          clientId,
+          name,
+          redirectUris,
+          grantTypes,
+          public: input.public,
+          firstParty: input.firstParty,
+        },
+      });
     });
     return secret === undefined ? { clientId } : { clientId, clientSecret: secret };
   }
@@ -158,8 +185,12 @@ export class ClientRegistry {
   }
 
   async remove(clientId: string): Promise<void> {
-    if (!(await this.#clients.remove(clientId)))
-      throw new AppError('NOT_FOUND', `No client has the id ${clientId}.`);
+    const removed = await this.#transaction(async ({ clients, journal }) => {
+      if (!(await clients.remove(clientId))) return false;
+      await journal.record({ type: 'oidc.client.removed', userId: null, details: { clientId } });
+      return true;
+    });
+    if (!removed) throw new AppError('NOT_FOUND', `No client has the id ${clientId}.`);
   }
 
   /** `usher clients rotate-secret`: a new secret, shown once; the old one stops working at once. */
@@ -169,7 +200,11 @@ export class ClientRegistry {
     if (client.secretSealed === null)
       throw new AppError('VALIDATION_FAILED', `The client ${clientId} is public: it has no secret.`);
     const secret = randomBytes(32).toString('base64url');
-    await this.#clients.setSecret(clientId, this.#box().seal(secret, context(clientId)));
+    const sealed = this.#box().seal(secret, context(clientId));
+    await this.#transaction(async ({ clients, journal }) => {
+      await clients.setSecret(clientId, sealed);
+      await journal.record({ type: 'oidc.client.secret_rotated', userId: null, details: { clientId } });
+    });
     return { clientId, clientSecret: secret };
   }
 

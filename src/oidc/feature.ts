@@ -71,7 +71,7 @@ export const oidcFeature: Feature = {
       browserSession: (cookie) => guard.browserSession(cookie),
       endBrowserSession: async (cookie) => {
         const session = await guard.browserSession(cookie);
-        if (session) await sessions.end(session.tokenHash);
+        if (session) await sessions.end(session);
       },
       now,
       log: log.child({ component: 'oidc' }),

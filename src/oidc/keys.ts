@@ -4,6 +4,8 @@
 // PUBLISH_AHEAD_MS later, by when every instance has picked it up (they look every
 // REFRESH_INTERVAL_MS); an old key stays published until the operator retires it.
 import { generateKeyPairSync, type JsonWebKey, randomBytes } from 'node:crypto';
+import type { Journal } from '../audit/journal.ts';
+import type { InTransaction } from '../db/transactions.ts';
 import { AppError } from '../shared/errors.ts';
 import { randomTextId } from '../shared/ids.ts';
 import { SecretBox } from '../totp/sealing.ts';
@@ -42,13 +44,23 @@ export interface KeySnapshot {
 
 const newKid = () => randomTextId(12);
 
+/** An operator's key change and its audit record commit together. */
+export type KeyTransaction = InTransaction<{ keys: OidcKeysRepository; journal: Journal }>;
+
 export class KeyRing {
   readonly #keys: OidcKeysRepository;
+  readonly #transaction: KeyTransaction;
   readonly #key: () => Buffer | undefined;
   readonly #now: () => number;
 
-  constructor(deps: { keys: OidcKeysRepository; key: () => Buffer | undefined; now: () => number }) {
+  constructor(deps: {
+    keys: OidcKeysRepository;
+    transaction: KeyTransaction;
+    key: () => Buffer | undefined;
+    now: () => number;
+  }) {
     this.#keys = deps.keys;
+    this.#transaction = deps.transaction;
     this.#key = deps.key;
     this.#now = deps.now;
   }
@@ -93,8 +105,16 @@ export class KeyRing {
   async rotate(): Promise<KeyView[]> {
     await this.ensure();
     const signsFrom = this.#now() + PUBLISH_AHEAD_MS;
-    const kids: string[] = [];
-    for (const alg of SIGNING_ALGS) kids.push(await this.#create('sig', alg, signsFrom));
+    const kids = await this.#transaction(async ({ keys, journal }) => {
+      const made: string[] = [];
+      for (const alg of SIGNING_ALGS) made.push(await this.#create('sig', alg, signsFrom, undefined, keys));
+      await journal.record({
+        type: 'oidc.key.rotated',
+        userId: null,
+        details: { kids: made, signsFrom: new Date(signsFrom).toISOString() },
+      });
+      return made;
+    });
     return (await this.list()).filter((key) => kids.includes(key.kid));
   }
 
@@ -110,7 +130,10 @@ export class KeyRing {
         `The key ${kid} ${key.status === 'signing' ? 'signs tokens now' : 'is about to sign tokens'}; rotate first, then retire it once its tokens have expired.`,
       );
     }
-    await this.#keys.retire(kid, this.#now());
+    await this.#transaction(async ({ keys, journal }) => {
+      await keys.retire(kid, this.#now());
+      await journal.record({ type: 'oidc.key.retired', userId: null, details: { kid, alg: key.alg } });
+    });
     return { ...key, status: 'retired', retiredAt: new Date(this.#now()) };
   }
 
@@ -158,7 +181,13 @@ export class KeyRing {
     return this.#keys.version();
   }
 
-  async #create(use: StoredKey['use'], alg: string, signsFrom: number, firstKid?: string): Promise<string> {
+  async #create(
+    use: StoredKey['use'],
+    alg: string,
+    signsFrom: number,
+    firstKid?: string,
+    keys: OidcKeysRepository = this.#keys,
+  ): Promise<string> {
     const box = this.#box();
     const kid = firstKid ?? newKid();
     let secret: string;
@@ -170,7 +199,7 @@ export class KeyRing {
           : generateKeyPairSync('ec', { namedCurve: 'P-256' });
       secret = JSON.stringify({ ...privateKey.export({ format: 'jwk' }), kid, alg, use: 'sig' });
     }
-    await this.#keys.insert({
+    await keys.insert({
       kid,
       use,
       alg,

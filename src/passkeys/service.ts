@@ -6,6 +6,7 @@ import type {
   RegistrationResponseJSON,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
+import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
@@ -58,6 +59,7 @@ export class RegistrationRefused extends Error {}
 
 export interface PasskeyTransactionRepositories extends AccountMailRepositories {
   passkeys: PasskeysRepository;
+  journal: Journal;
 }
 
 /**
@@ -230,6 +232,11 @@ export class PasskeyService {
           createdAt: view.createdAt,
         });
         await this.#accountMail.passkeyAdded(repos, user, view.name);
+        await repos.journal.record({
+          type: 'mfa.passkey_added',
+          userId,
+          details: { passkeyId: view.id, name: view.name },
+        });
       });
     } catch (error) {
       if (error instanceof CredentialTakenError) throw new RegistrationRefused('it is already registered');
@@ -258,8 +265,14 @@ export class PasskeyService {
     const user = toUser(actor.owner);
     const removed = await this.#transaction(async (repos) => {
       const name = await repos.passkeys.delete(user.id, id);
-      if (name !== undefined) await this.#accountMail.passkeyRemoved(repos, user, name);
-      return name !== undefined;
+      if (name === undefined) return false;
+      await this.#accountMail.passkeyRemoved(repos, user, name);
+      await repos.journal.record({
+        type: 'mfa.passkey_removed',
+        userId: user.id,
+        details: { passkeyId: id, name },
+      });
+      return true;
     });
     if (removed) this.#mail.wake();
     return removed;

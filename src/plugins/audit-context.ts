@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { actingAs } from '../audit/context.ts';
+import type { Journal } from '../audit/journal.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -26,9 +27,39 @@ function carryActor(request: FastifyRequest, _reply: FastifyReply, done: () => v
   );
 }
 
-export const auditContextPlugin = fp(
-  async (app) => {
+/**
+ * The record of an admin call that was refused (403: not staff, or support where admin is needed;
+ * 404, 409, …): written after the answer, as nothing changed for it to be written with.
+ */
+function refusalRecorder(journal: Journal) {
+  return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const session = request.usherSession;
+    if (reply.statusCode >= 400 && reply.statusCode !== 401 && session) {
+      const ua = request.headers['user-agent'];
+      journal
+        .record({
+          type: 'admin.refused',
+          userId: null,
+          actor: { actorId: session.userId, address: request.ip, userAgent: ua ?? null },
+          details: {
+            method: request.method,
+            route: request.routeOptions.url ?? null,
+            params: request.params ?? {},
+            status: reply.statusCode,
+          },
+        })
+        .catch((err: unknown) => request.log.warn({ err }, 'a refused admin call could not be recorded'));
+    }
+    done();
+  };
+}
+
+export const auditContextPlugin = fp<{ journal: Journal }>(
+  async (app, { journal }) => {
+    const recordRefusal = refusalRecorder(journal);
     app.addHook('onRoute', (route) => {
+      if (route.url.startsWith('/api/admin/') || route.url === '/api/admin')
+        route.onResponse = [...[route.onResponse ?? []].flat(), recordRefusal];
       const methods = [route.method].flat();
       const writes = methods.some((method) => method !== 'GET' && method !== 'HEAD');
       if (!writes && route.config?.audited !== true) return;

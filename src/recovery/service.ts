@@ -1,3 +1,4 @@
+import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail } from '../mail/account-mail.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
@@ -27,6 +28,7 @@ export interface RecoveryRepositories extends PasswordRepositories {
   appAccess: { revokeAccount(userId: bigint): Promise<void> };
   /** A reset unlinks the account's unproven provider identities. */
   identities: Pick<IdentitiesRepository, 'deleteUnproven'>;
+  journal: Journal;
 }
 
 export interface RecoveryPolicy {
@@ -173,8 +175,8 @@ export class RecoveryService {
         throw invalidToken();
       // Sets the account's password, whether it had one or not.
       await this.#passwords.set(repos, user.id, next);
-      await repos.users.markEmailVerified(user.id, now);
-      await repos.sessions.deleteForUser(user.id);
+      const verified = await repos.users.markEmailVerified(user.id, now);
+      const ended = await repos.sessions.deleteForUser(user.id);
       await repos.appAccess.revokeAccount(user.id);
       await repos.tokens.voidAll(user.id, 'password-reset', now);
       // The mailbox's owner takes the account: a provider identity that made it with an email its
@@ -184,6 +186,18 @@ export class RecoveryService {
       await repos.totp.clearFailures(user.id);
       // The link reached the address: it is proven now, as the row just marked.
       await this.#accountMail.passwordChanged(repos, { ...user, emailVerified: true });
+      // No one is signed in: the link's holder is the account's owner.
+      const actor = { actorId: user.id };
+      await repos.journal.record(
+        { type: 'password.reset', userId: user.id, actor, details: { via: 'reset' } },
+        { type: 'password.changed', userId: user.id, data: { via: 'reset' } },
+      );
+      if (verified)
+        await repos.journal.record(
+          { type: 'email.verified', userId: user.id, actor, details: { via: 'reset' } },
+          { type: 'email.verified', userId: user.id, data: { email: user.email } },
+        );
+      await repos.journal.sessionsEnded(user.id, ended, 'password_reset');
       return user;
     });
     await this.#throttle.forgiveAccount(emailKey(user.email));
@@ -201,7 +215,11 @@ export class RecoveryService {
       // A link to an address the account no longer has proves nothing about the current one.
       if (!user || holder.email === null || emailKey(holder.email) !== emailKey(user.email))
         throw invalidToken();
-      await repos.users.markEmailVerified(user.id, now);
+      if (await repos.users.markEmailVerified(user.id, now))
+        await repos.journal.record(
+          { type: 'email.verified', userId: user.id, actor: { actorId: user.id }, details: { via: 'link' } },
+          { type: 'email.verified', userId: user.id, data: { email: user.email } },
+        );
     });
   }
 

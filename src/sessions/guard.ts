@@ -149,9 +149,10 @@ export class Authenticator {
     }
     const settle = (session: ActiveSession | undefined) => {
       if (!session) return done(unauthenticated());
+      // Known even when refused below: the audit log records who was refused (plugins/audit-context.ts).
+      request.usherSession = session;
       // The role as read with the session, at the start of this request.
       if (role && RANK[session.owner.role] < RANK[role]) return done(notPermitted(role));
-      request.usherSession = session;
       done();
     };
     if (found instanceof Promise) found.then(settle, done);

@@ -137,8 +137,14 @@ export class SessionsRepository {
       .execute();
   }
 
-  async delete(tokenHash: string): Promise<void> {
-    await this.#db.deleteFrom('sessions').where('token_hash', '=', tokenHash).execute();
+  /** Ends the session with this token; its public id, or undefined when it was gone already. */
+  async delete(tokenHash: string): Promise<string | undefined> {
+    const row = await this.#db
+      .deleteFrom('sessions')
+      .where('token_hash', '=', tokenHash)
+      .returning('public_id')
+      .executeTakeFirst();
+    return row?.public_id ?? undefined;
   }
 
   /** A user's live sessions, newest first, at most `limit`. */
@@ -177,11 +183,15 @@ export class SessionsRepository {
     return result.numDeletedRows > 0n;
   }
 
-  /** Ends every session of a user, but the one named by `keep` (the caller's own), if given. */
-  async deleteForUser(userId: bigint, keep?: string): Promise<void> {
+  /**
+   * Ends every session of a user, but the one named by `keep` (the caller's own), if given; the
+   * public ids of those it ended, for the audit record and the session.ended event.
+   */
+  async deleteForUser(userId: bigint, keep?: string): Promise<string[]> {
     let query = this.#db.deleteFrom('sessions').where('user_id', '=', userId);
     if (keep !== undefined) query = query.where('token_hash', '!=', keep);
-    await query.execute();
+    const rows = await query.returning('public_id').execute();
+    return rows.flatMap((row) => (row.public_id === null ? [] : [row.public_id]));
   }
 
   /** Removes sessions past their absolute expiry or idle since `idleBefore`. */

@@ -49,7 +49,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = 
     async (request, reply) => {
       // Idempotent: signing out without a (valid) session still clears the cookie and answers 204.
       const session = await guard.session(request);
-      if (session) await sessions.end(session.tokenHash);
+      if (session) await sessions.end(session);
       guard.clearCookie(request, reply);
       return reply.code(204).send(null);
     },

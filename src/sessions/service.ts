@@ -1,4 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
+import type { Journal } from '../audit/journal.ts';
+import type { InTransaction } from '../db/transactions.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import type {
   Liveness,
@@ -86,10 +88,25 @@ export class SessionService {
   readonly #policy: SessionPolicy;
   readonly #now: Clock;
 
-  constructor(deps: { sessions: SessionsRepository; policy: SessionPolicy; now?: Clock }) {
+  readonly #transaction: InTransaction<{ sessions: SessionsRepository; journal: Journal }> | undefined;
+
+  constructor(deps: {
+    sessions: SessionsRepository;
+    policy: SessionPolicy;
+    now?: Clock;
+    /** Ending sessions records it (audit and session.ended) in the same transaction. */
+    transaction?: InTransaction<{ sessions: SessionsRepository; journal: Journal }>;
+  }) {
     this.#sessions = deps.sessions;
     this.#policy = deps.policy;
     this.#now = deps.now ?? Date.now;
+    this.#transaction = deps.transaction;
+  }
+
+  /** Runs `work` with the journal of its transaction (without one, as before: nothing recorded). */
+  async #recorded(work: (repos: { sessions: SessionsRepository; journal?: Journal }) => Promise<void>) {
+    if (this.#transaction) await this.#transaction(work);
+    else await work({ sessions: this.#sessions });
   }
 
   get policy(): SessionPolicy {
@@ -172,8 +189,12 @@ export class SessionService {
     return active;
   }
 
-  end(tokenHash: string): Promise<void> {
-    return this.#sessions.delete(tokenHash);
+  /** Sign-out: the session ends, recorded as the user's sign-out. */
+  async end(session: ActiveSession): Promise<void> {
+    await this.#recorded(async ({ sessions, journal }) => {
+      const ended = await sessions.delete(session.tokenHash);
+      if (ended !== undefined) await journal?.sessionsEnded(session.userId, [ended], 'signout');
+    });
   }
 
   /** The caller's live sessions, newest first (at most SESSION_LIST_MAX), the caller's own marked `current`. */
@@ -192,13 +213,21 @@ export class SessionService {
    * Ends one of the caller's own live sessions by its public id; false when they have none by
    * that id. The row is deleted, so every instance refuses the token from its next request on.
    */
-  endById(caller: ActiveSession, id: string): Promise<boolean> {
-    return this.#sessions.deleteLive(caller.userId, id, this.#liveness());
+  async endById(caller: ActiveSession, id: string): Promise<boolean> {
+    let ended = false;
+    await this.#recorded(async ({ sessions, journal }) => {
+      ended = await sessions.deleteLive(caller.userId, id, this.#liveness());
+      if (ended) await journal?.sessionsEnded(caller.userId, [id], caller.id === id ? 'signout' : 'revoked');
+    });
+    return ended;
   }
 
   /** Ends every session of the caller's but the one asking. */
-  endOthers(caller: ActiveSession): Promise<void> {
-    return this.#sessions.deleteForUser(caller.userId, caller.tokenHash);
+  async endOthers(caller: ActiveSession): Promise<void> {
+    await this.#recorded(async ({ sessions, journal }) => {
+      const ended = await sessions.deleteForUser(caller.userId, caller.tokenHash);
+      await journal?.sessionsEnded(caller.userId, ended, 'revoked');
+    });
   }
 
   /** The bounds resolve() holds a session to, so a listed session is one resolve() accepts. */

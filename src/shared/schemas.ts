@@ -26,6 +26,19 @@ export const Id = Type.Unsafe<bigint>({
   description: 'A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.',
 });
 
+/**
+ * A 64-bit id or null. One schema with two types rather than a union: the serializer checks a
+ * union's branches with a validator that knows no bigints.
+ */
+export const NullableId = (description: string) =>
+  Type.Unsafe<bigint | null>({
+    type: ['integer', 'null'],
+    format: 'int64',
+    minimum: 1,
+    maximum: MAX_ID_IN_DOCUMENT,
+    description,
+  });
+
 /** An instant as `Date.toISOString()` writes it (24 characters; 27 for years past 9999). */
 export const Timestamp = (description?: string) =>
   Type.String({ format: 'date-time', maxLength: 27, ...(description ? { description } : {}) });

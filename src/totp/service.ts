@@ -2,6 +2,7 @@
 // makes once the password is right (auth/service.ts).
 import { createHash, randomInt } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
+import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail } from '../mail/account-mail.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
@@ -68,6 +69,7 @@ export function codeDelayMs(failures: number): number {
 export interface TotpRepositories {
   totp: TotpRepository;
   outbox: OutboxRepository;
+  journal: Journal;
 }
 
 /** What sign-in learned about the second factor of an account whose password was right. */
@@ -176,7 +178,7 @@ export class TotpService {
     if (step === undefined) throw invalid('code', 'is not the current code of the new secret');
     const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
     const user = toUser(actor.owner);
-    const done = await this.#d.transaction(async ({ totp, outbox }) => {
+    const done = await this.#d.transaction(async ({ totp, outbox, journal }) => {
       if (!(await totp.confirm(actor.userId, factor.sealedSecret, step, new Date(this.#d.now()))))
         return false;
       await totp.replaceRecoveryCodes(
@@ -184,6 +186,11 @@ export class TotpService {
         codes.map((c) => hashRecoveryCode(normaliseRecoveryCode(c))),
       );
       await this.#d.accountMail.totpEnabled({ outbox }, user);
+      await journal.record({
+        type: 'mfa.totp_added',
+        userId: actor.userId,
+        details: { recoveryCodes: RECOVERY_CODES },
+      });
       return true;
     });
     // Another request replaced or confirmed the set-up meanwhile.
@@ -195,9 +202,12 @@ export class TotpService {
   /** DELETE /api/mfa/totp: the password again; a pending set-up goes too. Nothing on: 204 all the same. */
   async disable(actor: ActiveSession, password: string | undefined, client: { address: string }) {
     const user = await this.#confirmPassword(actor, password, client.address);
-    const wasOn = await this.#d.transaction(async ({ totp, outbox }) => {
+    const wasOn = await this.#d.transaction(async ({ totp, outbox, journal }) => {
       const on = await totp.remove(user.id);
-      if (on) await this.#d.accountMail.totpDisabled({ outbox }, user);
+      if (on) {
+        await this.#d.accountMail.totpDisabled({ outbox }, user);
+        await journal.record({ type: 'mfa.totp_removed', userId: user.id, details: { via: 'self' } });
+      }
       return on;
     });
     if (wasOn) this.#d.mail.wake();

@@ -202,8 +202,9 @@ export class UsersRepository {
    * Inserts accounts without passwords in one statement (a bulk import): those whose email key is
    * already taken are left out. Answers the email keys inserted.
    */
-  async insertMany(users: readonly NewUser[]): Promise<Set<string>> {
-    if (users.length === 0) return new Set();
+  /** The users inserted (an email already taken is skipped), by email key. */
+  async insertMany(users: readonly NewUser[]): Promise<Map<string, User>> {
+    if (users.length === 0) return new Map();
     const now = new Date().toISOString();
     const rows = await this.#db
       .insertInto('users')
@@ -218,13 +219,13 @@ export class UsersRepository {
         })),
       )
       .onConflict((oc) => oc.column('email_key').doNothing())
-      .returning('email_key')
+      .returning([...USER_COLUMNS, 'email_key'])
       .execute();
-    const inserted = new Set(rows.map((row) => row.email_key));
+    const inserted = new Map(rows.map((row) => [row.email_key, toUser(row)]));
     if (inserted.size > 0)
       await this.#db
         .deleteFrom('signin_devices')
-        .where('account_digest', 'in', [...inserted].map(accountDigest))
+        .where('account_digest', 'in', [...inserted.keys()].map(accountDigest))
         .execute();
     return inserted;
   }
@@ -277,13 +278,15 @@ export class UsersRepository {
   }
 
   /** The email is shown to reach its owner (kept as it is if it already was). */
-  async markEmailVerified(id: bigint, at: Date): Promise<void> {
-    await this.#db
+  /** Marks the email verified; false when it already was (or the user is gone). */
+  async markEmailVerified(id: bigint, at: Date): Promise<boolean> {
+    const result = await this.#db
       .updateTable('users')
       .set({ email_verified_at: at.toISOString() })
       .where('id', '=', id)
       .where('email_verified_at', 'is', null)
-      .execute();
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   /** One page in an order other than id: a walk of that order's index (the service bounds its depth). */

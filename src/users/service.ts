@@ -1,3 +1,5 @@
+import { userData } from '../audit/events.ts';
+import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
@@ -98,6 +100,8 @@ export interface AccountRepositories extends AccountMailRepositories, PasswordRe
   limits: LimitEventsRepository;
   /** What apps signed in through Usher's provider hold (oidc/): revoked with a password change. */
   appAccess: { revokeAccount(userId: bigint): Promise<void> };
+  /** The audit record and webhook deliveries of each change, in its transaction. */
+  journal: Journal;
 }
 
 function found(user: User | undefined): User {
@@ -218,10 +222,30 @@ export class UsersService {
       // are exact on both stores. Beyond a cap the change is refused (429) and rolls back,
       // rather than made without its mails: every change that happens is announced.
       if (emailChanged) await this.#limits.emailChange.take(repos.limits, id, current.email, email);
+      const changed = [
+        ...(email !== current.email ? ['email'] : []),
+        ...(name !== current.name ? ['name'] : []),
+      ];
+      if (emailChanged)
+        await repos.journal.record({
+          type: 'email.changed',
+          userId: id,
+          details: { from: current.email, to: email },
+        });
+      if (changed.length > 0)
+        await repos.journal.record(
+          { type: 'user.updated', userId: id, details: { changed } },
+          { type: 'user.updated', userId: id, data: { changed, ...userData(updated) } },
+        );
       if (next !== undefined) {
-        await repos.sessions.deleteForUser(id, actor.tokenHash);
+        const ended = await repos.sessions.deleteForUser(id, actor.tokenHash);
         await repos.appAccess.revokeAccount(id);
         await this.#accountMail.passwordChanged(repos, updated);
+        await repos.journal.record(
+          { type: 'password.changed', userId: id, details: { via: 'change' } },
+          { type: 'password.changed', userId: id, data: { via: 'change' } },
+        );
+        await repos.journal.sessionsEnded(id, ended, 'password_changed');
       }
       if (emailChanged) {
         // Links mailed to the old address stop working: they would otherwise outlive the change.
@@ -272,10 +296,19 @@ export class UsersService {
       await keepAnAdmin(repos.users, id);
       const user = await repos.users.delete(id);
       if (user?.emailVerified) await this.#accountMail.accountDeleted(repos, user);
+      if (user) await this.#deleted(repos, user, 'self');
       return user;
     });
     if (!deleted) throw userNotFound();
     if (deleted.emailVerified) this.#mail.wake();
+  }
+
+  /** The record and user.deleted event of a deletion, in its transaction. */
+  async #deleted(repos: AccountRepositories, user: User, via: 'self' | 'cli'): Promise<void> {
+    await repos.journal.record(
+      { type: 'user.deleted', userId: user.id, details: { via, email: user.email } },
+      { type: 'user.deleted', userId: user.id, data: { via } },
+    );
   }
 
   /** GET /api/account: the session's user (as read with the session) and its sign-in methods. */
@@ -305,8 +338,13 @@ export class UsersService {
     const next = await this.#passwords.prepare(await checkPassword(password));
     await this.#transaction(async (repos) => {
       await this.#passwords.set(repos, user.id, next);
-      await repos.sessions.deleteForUser(user.id);
+      const ended = await repos.sessions.deleteForUser(user.id);
       await repos.appAccess.revokeAccount(user.id);
+      await repos.journal.record(
+        { type: 'password.changed', userId: user.id, details: { via: 'cli' } },
+        { type: 'password.changed', userId: user.id, data: { via: 'cli' } },
+      );
+      await repos.journal.sessionsEnded(user.id, ended, 'password_changed');
     });
     return user;
   }
@@ -314,7 +352,13 @@ export class UsersService {
   /** Admin (CLI): the user's email counts as verified from now on. */
   async markEmailVerified(email: string): Promise<User> {
     const user = await this.findByEmail(email);
-    await this.#users.markEmailVerified(user.id, new Date());
+    await this.#transaction(async (repos) => {
+      if (!(await repos.users.markEmailVerified(user.id, new Date()))) return;
+      await repos.journal.record(
+        { type: 'email.verified', userId: user.id, details: { via: 'cli' } },
+        { type: 'email.verified', userId: user.id, data: { email: user.email } },
+      );
+    });
     return user;
   }
 
@@ -327,7 +371,9 @@ export class UsersService {
     const deleted = await this.#transaction(async (repos) => {
       await repos.users.lockForDelete(user.id);
       await keepAnAdmin(repos.users, user.id);
-      return repos.users.delete(user.id);
+      const gone = await repos.users.delete(user.id);
+      if (gone) await this.#deleted(repos, gone, 'cli');
+      return gone;
     });
     if (!deleted) throw userNotFound();
     return user;
@@ -340,6 +386,15 @@ export class UsersService {
       // Decided on the admins as locked now, not on the role read above.
       if (role !== 'admin') await keepAnAdmin(repos.users, user.id);
       await repos.users.setRole(user.id, role);
+      if (role !== user.role)
+        await repos.journal.record(
+          { type: 'user.role_changed', userId: user.id, details: { from: user.role, to: role, via: 'cli' } },
+          {
+            type: 'user.updated',
+            userId: user.id,
+            data: { changed: ['role'], ...userData({ ...user, role }) },
+          },
+        );
     });
     return { ...user, role };
   }
@@ -352,8 +407,10 @@ export class UsersService {
     const email = checkEmail(input.email);
     const name = checkName(input.name);
     const password = await checkPassword(input.password);
-    if (!client) return this.#register(email, name, password);
-    return this.#limits.registration.run(client.address, () => this.#register(email, name, password));
+    if (!client) return this.#register(email, name, password, 'cli');
+    return this.#limits.registration.run(client.address, () =>
+      this.#register(email, name, password, 'registration'),
+    );
   }
 
   /**
@@ -361,7 +418,7 @@ export class UsersService {
    * rules otherwise. Its owner sets one through forgot-password (or, later, signs in another way).
    */
   async registerWithoutPassword(input: { email: string; name: string }): Promise<User> {
-    return this.#register(checkEmail(input.email), checkName(input.name), undefined);
+    return this.#register(checkEmail(input.email), checkName(input.name), undefined, 'cli');
   }
 
   /**
@@ -391,12 +448,28 @@ export class UsersService {
         outcomes.push(error);
       }
     }
-    const inserted = await this.#transaction((repos) => repos.users.insertMany(users));
+    const inserted = await this.#transaction(async (repos) => {
+      const made = await repos.users.insertMany(users);
+      await repos.journal.recordMany(
+        [...made.values()].map((user) => ({
+          type: 'user.created',
+          userId: user.id,
+          details: { via: 'import' },
+          notify: { type: 'user.created', userId: user.id, data: { via: 'import', ...userData(user) } },
+        })),
+      );
+      return made;
+    });
     for (const [key, i] of accepted) if (!inserted.has(key)) outcomes[i] = 'skipped';
     return outcomes;
   }
 
-  async #register(email: string, name: string, password: string | undefined): Promise<User> {
+  async #register(
+    email: string,
+    name: string,
+    password: string | undefined,
+    via: 'registration' | 'cli',
+  ): Promise<User> {
     const key = emailKey(email);
     // Checked before hashing so an obvious duplicate costs no hash; the unique index still
     // decides races between simultaneous registrations.
@@ -414,6 +487,16 @@ export class UsersService {
       }
       if (next) await this.#passwords.set(repos, created.id, next);
       await this.#accountMail.verification(repos, created);
+      await repos.journal.record(
+        // A registration's actor is the account it makes.
+        {
+          type: 'user.created',
+          userId: created.id,
+          details: { via },
+          actor: via === 'registration' ? { actorId: created.id } : {},
+        },
+        { type: 'user.created', userId: created.id, data: { via, ...userData(created) } },
+      );
       return created;
     });
     this.#mail.wake();

@@ -229,6 +229,40 @@ export class WebhooksRepository {
     return Number(result.numInsertedOrUpdatedRows ?? 0n);
   }
 
+  /** Several events of one type at once (a bulk import's): one insert per listening receiver's rows. */
+  async enqueueMany(type: string, notices: readonly WebhookNotice[]): Promise<number> {
+    if (notices.length === 0) return 0;
+    const listeners = await this.#db
+      .selectFrom('webhook_events')
+      .select('webhook_id')
+      .where('event_type', '=', type)
+      .execute();
+    let queued = 0;
+    for (const { webhook_id } of listeners) {
+      // A few hundred rows a statement keeps every store under its parameter limit.
+      for (let i = 0; i < notices.length; i += 500) {
+        const slice = notices.slice(i, i + 500);
+        await this.#db
+          .insertInto('webhook_deliveries')
+          .values(
+            slice.map((n) => ({
+              webhook_id,
+              message_id: n.messageId,
+              event_type: n.type,
+              user_id: n.userId,
+              payload: n.payload,
+              created_at: n.createdAt.toISOString(),
+              retry_until: n.retryUntil,
+              next_attempt_at: n.createdAt.getTime(),
+            })),
+          )
+          .execute();
+        queued += slice.length;
+      }
+    }
+    return queued;
+  }
+
   /**
    * Claims one due delivery for `claimMs`: pending, not claimed by a live sender, not of a
    * receiver in `busy`, and the earliest pending one of its (receiver, user) pair, so that a

@@ -37,6 +37,7 @@ const CreatedWebhook = Type.Object(
     ...webhookFields,
     secret: Type.String({
       pattern: '^whsec_[A-Za-z0-9+/=]{44}$',
+      maxLength: 50,
       description:
         'The signing secret, shown this once (`whsec_` + base64 of 32 random bytes): give it to your Standard Webhooks library to verify each delivery.',
     }),
@@ -58,13 +59,13 @@ export const DeliveryComponent = component(
       status: Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('failed')], {
         description: '`pending`: not delivered yet (retried with backoff); `failed`: given up after 24 h.',
       }),
-      attempts: Type.Integer({ minimum: 0 }),
+      attempts: Type.Integer({ minimum: 0, maximum: 100_000, format: 'int32' }),
       createdAt: Timestamp(),
       nextAttemptAt: Type.Union([Timestamp(), Type.Null()], {
         description: 'When a pending one is tried next.',
       }),
       lastAttemptAt: Type.Union([Timestamp(), Type.Null()]),
-      lastStatus: Type.Union([Type.Integer(), Type.Null()], {
+      lastStatus: Type.Union([Type.Integer({ minimum: 100, maximum: 999, format: 'int32' }), Type.Null()], {
         description: "The receiver's status at the last attempt (null: no answer).",
       }),
       lastError: Type.Union([Type.String({ maxLength: 500 }), Type.Null()], {

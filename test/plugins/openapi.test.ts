@@ -34,6 +34,14 @@ const COMMON = [
   'DELETE /api/admin/users/{id}',
   'DELETE /api/admin/users/{id}/sessions',
   'DELETE /api/admin/users/{id}/mfa',
+  'GET /api/admin/audit',
+  'GET /api/account/activity',
+  'POST /api/admin/webhooks',
+  'GET /api/admin/webhooks',
+  'GET /api/admin/webhooks/{id}',
+  'DELETE /api/admin/webhooks/{id}',
+  'GET /api/admin/webhooks/{id}/deliveries',
+  'POST /api/admin/webhooks/{id}/deliveries/{deliveryId}/retry',
   'GET /api/identities',
   'DELETE /api/identities/{id}',
   'GET /api/oauth/providers',
@@ -140,7 +148,7 @@ describeEachStore('GET /openapi.json', (store) => {
         const [method, path] = op.split(' ') as [string, string];
         const res = await apps[profile].inject({
           method: method as 'GET',
-          url: path.replace('{id}', '1').replace('{reviewId}', '1'),
+          url: path.replace('{id}', '1').replace('{reviewId}', '1').replace('{deliveryId}', '1'),
         });
         assert.ok(!(res.statusCode === 404 && res.json().message === 'No such route.'), `${op} is served`);
       }

@@ -698,6 +698,134 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log
+         * @description Needs a support user or an admin. Records newest first, filtered by account, type and time, with the collection conventions (X-Total-Count, Link; no sort: always newest first). Pages reach at most 10000 records deep (deeper: 400 INVALID_QUERY); when more match, X-Total-Count says 10000 and X-Total-Count-Capped is sent: narrow the search. Reading the log is audited too.
+         */
+        get: operations["adminAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/account/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your recent security events
+         * @description Your account's last 50 security events, newest first: sign-ins and failed ones, sign-outs, password, email and second-factor changes, linked identities, and what staff changed. Where staff acted, their address is left out.
+         */
+        get: operations["getAccountActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webhooks
+         * @description Needs an admin. In id order, with the collection conventions. Secrets are never shown again.
+         */
+        get: operations["adminListWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook
+         * @description Needs an admin. From now on each listed event is POSTed to `url` as `{"type", "timestamp", "data"}`, signed as the Standard Webhooks specification says (webhook-id, webhook-timestamp, webhook-signature), at least once, in order per user, retried with backoff for 24 h. The secret is shown in this answer only. On PostgreSQL secrets are sealed under ENCRYPTION_KEY (unset: 503 UNAVAILABLE).
+         */
+        post: operations["adminCreateWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook
+         * @description Needs an admin.
+         */
+        get: operations["adminGetWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook
+         * @description Needs an admin. Its deliveries go with it: pending ones are not sent.
+         */
+        delete: operations["adminDeleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook's deliveries
+         * @description Needs an admin. Newest first, optionally of one status, with the collection conventions. Sent and failed deliveries are kept 7 days.
+         */
+        get: operations["adminListWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/webhooks/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Needs an admin. A failed delivery (or a sent one the receiver lost) is pending again, due now, with a fresh 24 h of retries; a pending one is only made due now. It keeps its webhook-id, so a receiver that had it can tell.
+         */
+        post: operations["adminRetryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/password/forgot": {
         parameters: {
             query?: never;
@@ -988,6 +1116,120 @@ export interface components {
         Accepted: {
             /** @enum {string} */
             status: "accepted";
+        };
+        /** @description One event on its way to one receiver. */
+        WebhookDelivery: {
+            /**
+             * Format: int64
+             * @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.
+             */
+            id: bigint;
+            /** @description The webhook-id header: the same at every attempt. */
+            messageId: string;
+            /**
+             * @description An account event a webhook may listen to.
+             * @enum {string}
+             */
+            type: "user.created" | "user.updated" | "user.deleted" | "user.disabled" | "user.enabled" | "user.signed_in" | "session.ended" | "password.changed" | "email.verified" | "identity.linked" | "identity.unlinked";
+            /**
+             * Format: int64
+             * @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.
+             */
+            userId: bigint;
+            /** @description `pending`: not delivered yet (retried with backoff); `failed`: given up after 24 h. */
+            status: "pending" | "sent" | "failed";
+            /** Format: int32 */
+            attempts: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description When a pending one is tried next. */
+            nextAttemptAt: string | null;
+            lastAttemptAt: string | null;
+            /** @description The receiver's status at the last attempt (null: no answer). */
+            lastStatus: number | null;
+            /** @description Why the last attempt failed (the start of the answer, a timeout, a refused address). */
+            lastError: string | null;
+            sentAt: string | null;
+            /** @description The body POSTed, as it is sent at every attempt. */
+            payload: {
+                /**
+                 * @description An account event a webhook may listen to.
+                 * @enum {string}
+                 */
+                type: "user.created" | "user.updated" | "user.deleted" | "user.disabled" | "user.enabled" | "user.signed_in" | "session.ended" | "password.changed" | "email.verified" | "identity.linked" | "identity.unlinked";
+                /** Format: date-time */
+                timestamp: string;
+                data: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /** @description A receiver of account events. */
+        Webhook: {
+            /**
+             * Format: int64
+             * @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.
+             */
+            id: bigint;
+            url: string;
+            events: ("user.created" | "user.updated" | "user.deleted" | "user.disabled" | "user.enabled" | "user.signed_in" | "session.ended" | "password.changed" | "email.verified" | "identity.linked" | "identity.unlinked")[];
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** @description One of the account's security events, as its owner sees it (staff's address left out). */
+        ActivityItem: {
+            /**
+             * Format: int64
+             * @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.
+             */
+            id: bigint;
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            type: string;
+            /** @description `you`: signed in as this account; `staff`: support or an admin; `unknown`: no one signed in (a failed sign-in, a reset link) or the operator. */
+            by: "you" | "staff" | "unknown";
+            /** @description The client address it came from (null: the CLI or background work). */
+            address: string | null;
+            userAgent: string | null;
+            /** @description What the event adds (its method, the fields changed, the session ended, …): never a secret or a password. A failed sign-in for an email with no account keeps only `emailDigest`, a SHA-256 of the folded email. */
+            details: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description One record of the audit log. */
+        AuditRecord: {
+            /**
+             * Format: int64
+             * @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.
+             */
+            id: bigint;
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            /** @description What happened: docs/audit.md lists every type. */
+            type: string;
+            /**
+             * Format: int64
+             * @description The signed-in user who did it (null: no one signed in, the CLI, or background work).
+             */
+            actorId: bigint;
+            /**
+             * Format: int64
+             * @description The account it is about (null: none).
+             */
+            userId: bigint;
+            /** @description The client address it came from (null: the CLI or background work). */
+            address: string | null;
+            userAgent: string | null;
+            /** @description What the event adds (its method, the fields changed, the session ended, …): never a secret or a password. A failed sign-in for an email with no account keeps only `emailDigest`, a SHA-256 of the folded email. */
+            details: {
+                [key: string]: unknown;
+            };
         };
         /** @description An account, every way it signs in, and its sessions: what support needs to help its owner. */
         AdminUserDetail: {
@@ -5058,6 +5300,661 @@ export interface operations {
             };
         };
     };
+    adminAudit: {
+        parameters: {
+            query?: {
+                /** @description a whole number from 1 (default 1) */
+                page?: number;
+                /** @description a whole number from 1 to 100 (default 20) */
+                size?: number;
+                /** @description Only records about this account. */
+                userId?: bigint;
+                /** @description Only this type, or the types it leads (`signin` finds `signin.succeeded` and `signin.failed`). */
+                type?: string;
+                /** @description From this time on (ISO 8601), inclusive. */
+                since?: string;
+                /** @description Before this time (ISO 8601), exclusive. */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of records. */
+            200: {
+                headers: {
+                    /** @description How many items the whole collection holds. */
+                    "X-Total-Count"?: bigint;
+                    /** @description Sent when more items match than a page may reach (admin search: 1,000): X-Total-Count then says that number; narrow the search. */
+                    "X-Total-Count-Capped"?: "true";
+                    /** @description RFC 8288 links to the first, prev, next and last pages (other query parameters kept). */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditRecord"][];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `INVALID_QUERY`: A query parameter (page, size, sort) has a value that is not accepted, or page × size is over 10,000 in an order that pages no deeper.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getAccountActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityItem"][];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminListWebhooks: {
+        parameters: {
+            query?: {
+                /** @description a whole number from 1 (default 1) */
+                page?: number;
+                /** @description a whole number from 1 to 100 (default 20) */
+                size?: number;
+                /** @description one of id; "-key" or "key,desc" for descending (default id) */
+                sort?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of webhooks. */
+            200: {
+                headers: {
+                    /** @description How many items the whole collection holds. */
+                    "X-Total-Count"?: bigint;
+                    /** @description RFC 8288 links to the first, prev, next and last pages (other query parameters kept). */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"][];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `INVALID_QUERY`: A query parameter (page, size, sort) has a value that is not accepted, or page × size is over 10,000 in an order that pages no deeper.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminCreateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where deliveries are POSTed: https:// on a public address (http:// and private, loopback or link-local addresses only with WEBHOOK_ALLOW_PRIVATE=true). */
+                    url: string;
+                    events: ("user.created" | "user.updated" | "user.deleted" | "user.disabled" | "user.enabled" | "user.signed_in" | "session.ended" | "password.changed" | "email.verified" | "identity.linked" | "identity.unlinked")[];
+                };
+            };
+        };
+        responses: {
+            /** @description Registered. */
+            201: {
+                headers: {
+                    /** @description The path of what was created. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: int64
+                         * @description A 64-bit integer, 1 to 2^63-1, written as an exact JSON integer.
+                         */
+                        id: bigint;
+                        url: string;
+                        events: ("user.created" | "user.updated" | "user.deleted" | "user.disabled" | "user.enabled" | "user.signed_in" | "session.ended" | "password.changed" | "email.verified" | "identity.linked" | "identity.unlinked")[];
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** @description The signing secret, shown this once (`whsec_` + base64 of 32 random bytes): give it to your Standard Webhooks library to verify each delivery. */
+                        secret: string;
+                    };
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminGetWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No webhook has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminDeleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No webhook has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminListWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description a whole number from 1 (default 1) */
+                page?: number;
+                /** @description a whole number from 1 to 100 (default 20) */
+                size?: number;
+                /** @description one of id; "-key" or "key,desc" for descending (default id) */
+                sort?: string;
+                status?: "pending" | "sent" | "failed";
+            };
+            header?: never;
+            path: {
+                /** @description Webhook id. */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    /** @description How many items the whole collection holds. */
+                    "X-Total-Count"?: bigint;
+                    /** @description RFC 8288 links to the first, prev, next and last pages (other query parameters kept). */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `INVALID_QUERY`: A query parameter (page, size, sort) has a value that is not accepted, or page × size is over 10,000 in an order that pages no deeper.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No webhook has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminRetryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id. */
+                id: bigint;
+                /** @description Delivery id. */
+                deliveryId: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued: the delivery as it is now. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: No webhook has that id, or it has no delivery with that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
     forgotPassword: {
         parameters: {
             query?: never;
@@ -6385,4 +7282,4 @@ export interface operations {
 }
 
 /** Properties whose integers a double cannot always hold: the client reads them as bigints. */
-export const bigintProperties: readonly string[] = ["authorId","id","ownerId","productId"];
+export const bigintProperties: readonly string[] = ["actorId","authorId","id","ownerId","productId","userId"];

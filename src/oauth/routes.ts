@@ -326,7 +326,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
           }),
         },
       },
-      config: { noStore: true, notFound: unknownProvider, secretQuery: true },
+      config: { noStore: true, notFound: unknownProvider, secretQuery: true, audited: true },
       onRequest: answers.hooks.watchHangUp,
     },
     async (request, reply) => {

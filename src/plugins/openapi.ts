@@ -46,7 +46,7 @@ const TAGS = [
     name: 'administration',
     description:
       'For support staff and admins: find users, see why someone cannot sign in, end sessions, remove lost ' +
-      'second factors, disable, invite. Needs a session of a `support` or `admin` user.',
+      'second factors, disable, invite; the audit log; webhooks. Needs a session of a `support` or `admin` user.',
   },
   { name: 'operations', description: 'Liveness, readiness and Prometheus metrics, for operators.' },
 ] as const;
@@ -55,7 +55,7 @@ type Tag = (typeof TAGS)[number]['name'];
 /** Groups operations in the document by the first path segment that names a feature. */
 function tagFor(url: string): Tag {
   if (url.startsWith('/api/admin')) return 'administration';
-  if (url.startsWith('/api/users') || url === '/api/account') return 'users';
+  if (url.startsWith('/api/users') || url === '/api/account' || url.startsWith('/api/account/')) return 'users';
   if (url.startsWith('/api/oauth') || url.startsWith('/api/identities') || url === '/api/sessions/oauth')
     return 'provider sign-in';
   if (url.startsWith('/api/sign') || url.startsWith('/api/session')) return 'sessions';

@@ -201,8 +201,10 @@ export class AdminService {
         await repos.admin.setRoles(id, roles, now);
         changed.push('roles');
       }
-      if (name !== undefined && name !== current.name && email === undefined) {
-        await repos.admin.setName(id, name, now);
+      const emailWrites = email !== undefined && email !== current.email;
+      if (name !== undefined && name !== current.name) {
+        // With a new email, the name is written by the email's update below.
+        if (!emailWrites) await repos.admin.setName(id, name, now);
         changed.push('name');
       }
       const newEmail = email !== undefined && emailKey(email) !== emailKey(current.email);
@@ -219,6 +221,13 @@ export class AdminService {
           if (error instanceof EmailTakenError) throw emailTaken();
           throw error;
         }
+        if (updated)
+          await repos.journal.record({
+            type: 'email.changed',
+            userId: id,
+            actor: actorOf(acting),
+            details: { from: current.email, to: email, via: 'admin' },
+          });
         if (newEmail && updated) {
           // Links mailed to the old address open nothing any more; the new one is asked to confirm
           // unless the admin says it is verified, and the old one hears of the change.
@@ -279,7 +288,7 @@ export class AdminService {
       const ended = await repos.sessions.deleteForUser(id);
       await repos.appAccess.revokeAccount(id);
       await repos.journal.notify({ type: 'user.disabled', userId: id, data: { reason: reason ?? null } });
-      await repos.journal.sessionsEnded(id, ended, 'disabled');
+      await repos.journal.sessionsEnded(id, ended, 'disabled', actorOf(acting));
       return reason === undefined ? {} : { reason };
     });
     return this.#detail(acting.session, id);
@@ -317,12 +326,7 @@ export class AdminService {
     await this.#change(acting, id, 'admin.user.sessions_ended', async (repos) => {
       const ended = await repos.sessions.deleteForUser(id);
       await repos.appAccess.revokeAccount(id);
-      if (ended.length > 0)
-        await repos.journal.notify({
-          type: 'session.ended',
-          userId: id,
-          data: { sessionIds: ended, reason: 'admin' },
-        });
+      await repos.journal.sessionsEnded(id, ended, 'admin', actorOf(acting));
       return { sessions: ended.length };
     });
   }

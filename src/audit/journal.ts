@@ -103,10 +103,20 @@ export class Journal {
    * Sessions of `userId` that a change ended (`reason`: signout, revoked, password_changed, …):
    * one audit record and one session.ended event for them all; nothing when none was live.
    */
-  async sessionsEnded(userId: bigint, sessionIds: readonly string[], reason: string): Promise<void> {
+  async sessionsEnded(
+    userId: bigint,
+    sessionIds: readonly string[],
+    reason: string,
+    actor?: Partial<AuditActor>,
+  ): Promise<void> {
     if (sessionIds.length === 0) return;
     await this.record(
-      { type: reason === 'signout' ? 'signout' : 'session.ended', userId, details: { sessionIds, reason } },
+      {
+        type: reason === 'signout' ? 'signout' : 'session.ended',
+        userId,
+        details: { sessionIds, reason },
+        ...(actor ? { actor } : {}),
+      },
       { type: 'session.ended', userId, data: { sessionIds, reason } },
     );
   }

@@ -109,8 +109,22 @@ const AuditQuery = Type.Object(
 
 function time(name: string, raw: string | undefined): Date | undefined {
   if (raw === undefined) return undefined;
+  const refused = () => new AppError('INVALID_QUERY', `${name}: not a date or time (ISO 8601)`);
+  // Date would roll an impossible day or hour over (2026-02-30 as 2 March): each part is checked.
+  const [, y, mo, d, h = '0', mi = '0', s = '0'] =
+    /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?)?/.exec(raw) ?? [];
+  const day = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
+  if (
+    day.getUTCFullYear() !== Number(y) ||
+    day.getUTCMonth() !== Number(mo) - 1 ||
+    day.getUTCDate() !== Number(d) ||
+    Number(h) > 23 ||
+    Number(mi) > 59 ||
+    Number(s) > 59
+  )
+    throw refused();
   const at = new Date(raw);
-  if (Number.isNaN(at.getTime())) throw new AppError('INVALID_QUERY', `${name}: not a date or time`);
+  if (Number.isNaN(at.getTime())) throw refused();
   return at;
 }
 

@@ -1,8 +1,9 @@
 // The actor of each request that may record an account event (audit/context.ts): its session's
 // user, its client address and User-Agent, carried with the rest of the request's work. Set in a
 // preHandler, once the body is read and the route's session checked, on the routes that write
-// (every method but GET and HEAD) and on the GET routes whose config says `audited` (a provider's
-// callback signs in): the lookups and lists that record nothing run no hook for it.
+// (every method but GET and HEAD), on the staff routes (whose reads are audited) and on the GET
+// routes whose config says `audited` (a provider's callback signs in): the lookups and lists that
+// record nothing run no hook for it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { actingAs } from '../audit/context.ts';
@@ -62,7 +63,9 @@ export const auditContextPlugin = fp<{ journal: Journal }>(
         route.onResponse = [...[route.onResponse ?? []].flat(), recordRefusal];
       const methods = [route.method].flat();
       const writes = methods.some((method) => method !== 'GET' && method !== 'HEAD');
-      if (!writes && route.config?.audited !== true) return;
+      // Staff routes' reads are recorded too (every admin call is audited with its actor).
+      const staff = route.config?.auth === 'support' || route.config?.auth === 'admin';
+      if (!writes && !staff && route.config?.audited !== true) return;
       route.preHandler = [...[route.preHandler ?? []].flat(), carryActor];
     });
   },

@@ -55,7 +55,8 @@ type Tag = (typeof TAGS)[number]['name'];
 /** Groups operations in the document by the first path segment that names a feature. */
 function tagFor(url: string): Tag {
   if (url.startsWith('/api/admin')) return 'administration';
-  if (url.startsWith('/api/users') || url === '/api/account' || url.startsWith('/api/account/')) return 'users';
+  if (url.startsWith('/api/users') || url === '/api/account' || url.startsWith('/api/account/'))
+    return 'users';
   if (url.startsWith('/api/oauth') || url.startsWith('/api/identities') || url === '/api/sessions/oauth')
     return 'provider sign-in';
   if (url.startsWith('/api/sign') || url.startsWith('/api/session')) return 'sessions';

@@ -197,7 +197,7 @@ export class RecoveryService {
           { type: 'email.verified', userId: user.id, actor, details: { via: 'reset' } },
           { type: 'email.verified', userId: user.id, data: { email: user.email } },
         );
-      await repos.journal.sessionsEnded(user.id, ended, 'password_reset');
+      await repos.journal.sessionsEnded(user.id, ended, 'password_reset', actor);
       return user;
     });
     await this.#throttle.forgiveAccount(emailKey(user.email));

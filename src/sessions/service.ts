@@ -193,7 +193,9 @@ export class SessionService {
   async end(session: ActiveSession): Promise<void> {
     await this.#recorded(async ({ sessions, journal }) => {
       const ended = await sessions.delete(session.tokenHash);
-      if (ended !== undefined) await journal?.sessionsEnded(session.userId, [ended], 'signout');
+      // Sign-out needs no session to answer, so the request's actor is not known: it is the session's owner.
+      if (ended !== undefined)
+        await journal?.sessionsEnded(session.userId, [ended], 'signout', { actorId: session.userId });
     });
   }
 

@@ -388,6 +388,7 @@ export function createServices(config: Config, database: Database, options: Serv
       now,
       onOutcome: options.observers?.webhookOutcome,
       log: options.webhookLog,
+      due: webhooksDue,
     }),
     webhooksDue,
     journal: repos.journal,

@@ -13,6 +13,7 @@ import { retryDelayMs } from '../mail/service.ts';
 import { AppError } from '../shared/errors.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
+import type { Signal } from '../shared/signal.ts';
 import { SecretBox } from '../totp/sealing.ts';
 import type { WebhookEventType } from './events.ts';
 import type {
@@ -68,6 +69,7 @@ export class WebhookService {
   readonly #now: () => number;
   readonly #onOutcome: (outcome: DeliveryOutcome) => void;
   readonly #log: WebhookLog | undefined;
+  readonly #due: Signal | undefined;
   readonly #sender = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   /** Resolves the wait of a sending run for a delivery to finish, when new work was recorded. */
   #kick: (() => void) | undefined;
@@ -83,6 +85,8 @@ export class WebhookService {
     now: () => number;
     onOutcome?: (outcome: DeliveryOutcome) => void;
     log?: WebhookLog;
+    /** Told when a retry made a delivery due: the sender runs (webhooks/feature.ts listens). */
+    due?: Signal;
   }) {
     this.#webhooks = deps.webhooks;
     this.#transaction = deps.transaction;
@@ -93,6 +97,7 @@ export class WebhookService {
     this.#now = deps.now;
     this.#onOutcome = deps.onOutcome ?? (() => {});
     this.#log = deps.log;
+    this.#due = deps.due;
   }
 
   #box(): SecretBox {
@@ -225,7 +230,8 @@ export class WebhookService {
       return retried;
     });
     if (!delivery) throw new AppError('NOT_FOUND', 'That webhook has no delivery with that id.');
-    this.nudge();
+    // The sender runs now, whether idle or waiting on a receiver.
+    this.#due?.notify();
     return delivery;
   }
 

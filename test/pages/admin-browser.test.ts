@@ -1,19 +1,24 @@
-// The console (GET /admin, issue 29) in a real headless Chromium against a real listening Usher on
-// each store: an admin signs in, finds and pages through users, opens one and acts on them (ends
-// their sessions, disables and enables them, removes their second factors, changes their role,
-// sends mails, deletes), invites someone; a support user sees only what their role may do; a plain
-// user is told the console is not for them; a second factor is asked for on sign-in. Every
-// request goes to Usher itself, every control has an accessible name, the page fits a 390 px
-// phone, and the keyboard reaches the search. The first admin is made with the CLI
+// The console (GET /admin, issues 29 and 30) in a real headless Chromium against a real listening
+// Usher on each store: an admin signs in, finds and pages through users, opens one and acts on them
+// (ends their sessions, disables and enables them, removes their second factors, changes their
+// role, sends mails, deletes), invites someone; reads the audit log (filtered, paged, and a user's
+// own records in their view); adds a webhook to a local receiver, sees its secret once, follows
+// and retries its deliveries, and deletes it. A support user sees only what their role may do
+// (the audit log, no webhooks); a plain user is told the console is not for them; a second factor
+// is asked for on sign-in. Every request goes to Usher itself, every control has an accessible
+// name, the page fits a 390 px phone (the audit log and webhooks 375 px), and the keyboard reaches
+// the search, the audit log's filters and the webhook form. The first admin is made with the CLI
 // (`usher users set-role`), as an operator would. Skipped, visibly, without Chromium.
 // Screenshots go to docs/screenshots/ only with UPDATE_SCREENSHOTS=1.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Secret, TOTP } from 'otpauth';
-import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page, Response } from 'playwright-core';
+import { loadConfig } from '../../src/config.ts';
 import { asUser, NO_THROTTLE, newUser, startApp, type TestApp } from '../helpers/app.ts';
 import { launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { freshDatabaseUrl, postgresAvailable } from '../helpers/databases.ts';
@@ -33,6 +38,8 @@ const PHONE: BrowserContextOptions = {
   isMobile: true,
   hasTouch: true,
 };
+/** A small phone, for the audit log and webhooks. */
+const NARROW: BrowserContextOptions = { ...PHONE, viewport: { width: 375, height: 812 } };
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 900 } };
 const CLI = fileURLToPath(new URL('../../bin/usher.mjs', import.meta.url));
 const PAGE_CSP =
@@ -133,6 +140,29 @@ const scrollWidth = (page: Page) =>
     .evaluate(
       (body) => (body as unknown as { ownerDocument: Doc }).ownerDocument.documentElement.scrollWidth,
     );
+/**
+ * What sticks out past the right edge of a page `width` px wide (empty when the page fits): each
+ * element as tag#id.class and its right edge, for the assertion's message.
+ */
+const overflowing = (page: Page, width: number) =>
+  page.locator('body').evaluate((body, width) => {
+    const doc = (body as unknown as { ownerDocument: Doc }).ownerDocument as unknown as {
+      documentElement: { scrollWidth: number };
+      querySelectorAll(s: string): ArrayLike<{
+        id: string;
+        tagName: string;
+        className: string;
+        getBoundingClientRect(): { right: number; width: number };
+      }>;
+    };
+    if (doc.documentElement.scrollWidth <= width) return [];
+    return Array.from(doc.querySelectorAll('body *'))
+      .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().right > width + 0.5)
+      .map(
+        (e) =>
+          `${e.tagName.toLowerCase()}#${e.id}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`,
+      );
+  }, width);
 /** The outline the focused element is drawn with (`none` when focus would be invisible). */
 const focusOutline = (page: Page) =>
   page.locator('body').evaluate((body) => {
@@ -204,10 +234,18 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       databaseUrl = fresh.url;
       const port = await freePort();
       base = `http://localhost:${port}`;
+      // Webhooks may go to a receiver on this machine, and retries due are looked for often.
+      const { webhooks } = loadConfig({
+        DATABASE_URL: fresh.url,
+        PROFILE: 'b',
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        WEBHOOK_POLL_MS: '200',
+      });
       t = await startApp({ kind, url: fresh.url }, 'b', {
         publicUrl: base,
         encryptionKey,
         throttle: { ...NO_THROTTLE },
+        webhooks,
       });
       await t.app.listen({ port, host: '127.0.0.1' });
       browser = await launchChromium();
@@ -327,6 +365,83 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       );
     }
 
+    /** Presses Tab from where the focus is until `id` has it (at most `most` presses). */
+    async function tabTo(page: Page, id: string, most: number): Promise<void> {
+      let tabs = 0;
+      while ((await focusedId(page)) !== id) {
+        assert.ok(++tabs <= most, `Tab reaches #${id} within ${most} presses`);
+        await page.keyboard.press('Tab');
+      }
+    }
+
+    /**
+     * Does `action` and waits until the audit log has drawn the answer of the search it starts, the
+     * one whose query `matches` (a user's view reads their records too: that one does not count).
+     */
+    async function audited(
+      page: Page,
+      action: () => Promise<unknown>,
+      matches: (query: URLSearchParams) => boolean,
+    ): Promise<Response> {
+      const answered = page.waitForResponse((response) => {
+        const url = new URL(response.url());
+        return (
+          url.pathname === '/api/admin/audit' &&
+          url.searchParams.get('size') !== '10' &&
+          matches(url.searchParams)
+        );
+      });
+      await action();
+      const response = await answered;
+      assert.equal(response.status(), 200);
+      await until(async () => {
+        const status = await page.locator('#audit-status').innerText();
+        return status !== 'Loading…' && /match/.test(status);
+      }, 'the records drawn');
+      return response;
+    }
+
+    const totalOf = (response: Response) => Number(response.headers()['x-total-count']);
+
+    /** Does `action` and waits until the deliveries it asks for are drawn. */
+    async function deliveriesDrawn(page: Page, action: () => Promise<unknown>): Promise<void> {
+      const answered = page.waitForResponse((response) =>
+        new URL(response.url()).pathname.endsWith('/deliveries'),
+      );
+      await action();
+      assert.equal((await answered).status(), 200);
+      await until(async () => {
+        const status = await page.locator('#deliveries-status').innerText();
+        return status !== 'Loading…' && /deliver/.test(status);
+      }, 'the deliveries drawn');
+    }
+
+    /** A local receiver of webhooks: it answers 503 until `up`, then 200, and keeps what it was sent. */
+    async function startReceiver() {
+      const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+      const state = { up: false };
+      const server = createServer((request, response) => {
+        let body = '';
+        request.setEncoding('utf8');
+        request.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        request.on('end', () => {
+          received.push({ headers: request.headers, body });
+          response.statusCode = state.up ? 200 : 503;
+          response.end(state.up ? 'thanks' : 'the receiver is down for maintenance');
+        });
+      });
+      const port = await freePort();
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+      return {
+        url: `http://127.0.0.1:${port}/usher-hook`,
+        received,
+        state,
+        close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+      };
+    }
+
     /** The search and a user's view at a desktop's width, in a context of their own. */
     async function desktopScreenshots(user: Account): Promise<void> {
       const desktop = await openConsole(DESKTOP, admin);
@@ -384,8 +499,9 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         assert.equal(await page.locator('#me-email').innerText(), admin.email);
         assert.equal(await page.locator('#me-role').innerText(), 'Admin');
         assert.ok(await page.locator('#nav-invite').isVisible(), 'an admin may invite');
-        // Not in this issue: the audit log and webhooks have no place in the console yet.
-        assert.equal(await page.getByRole('link', { name: /audit|webhook/i }).count(), 0);
+        // Issue 30: the audit log and (for an admin) webhooks have their places in the console.
+        assert.ok(await page.getByRole('link', { name: 'Audit log', exact: true }).isVisible());
+        assert.ok(await page.getByRole('link', { name: 'Webhooks', exact: true }).isVisible());
         await until(async () => (await rows(page).count()) > 0, 'the first page of everyone');
 
         // The keyboard: from the top of the page, Tab reaches the query box, and Enter searches.
@@ -774,6 +890,516 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         await page.context().close();
         // One admin again: other tests meet the last-admin rule with theirs.
         await setRole(second.email, 'user');
+      }
+    });
+
+    test('ISSUE 30: the audit log: an admin sees the sign-in and the disabling they just made, newest first, narrows it by type, user and time, pages through it, and a user’s view lists their own records; by keyboard, every control named, 375 px fits', async () => {
+      const audrey = newUser({ name: 'Audrey Audit' });
+      const audreyId = await register(audrey);
+      // Her sign-in, from a client of its own.
+      await sessionOf(audrey, 'AuditTestClient/2.0');
+      // Enough accounts made for a second page of user.created records, 20 a page.
+      for (let i = 1; i <= 21; i++) await register(newUser({ name: `Audit Filler ${i}` }));
+
+      const { context, page, problems, origins } = await openConsole(NARROW, admin);
+      try {
+        await page.waitForSelector('#search-view', { state: 'visible' });
+        await search(page, 'Audrey Audit');
+        await openUser(page, audrey.email);
+        await page.click('#act-disable');
+        await confirm(page, { reason: 'Audit trail check' });
+        await saysOk(page, /is disabled/);
+
+        // Her view: her latest records, the disabling (by this admin) among them.
+        const activity = page.locator('#activity-body');
+        await until(
+          async () => /admin\.user\.disabled/.test(await activity.innerText()),
+          'the disabling in her activity',
+        );
+        const recent = await activity.innerText();
+        assert.match(recent, /reason="Audit trail check"/);
+        assert.match(recent, /session\.ended/, 'her session ended with the disabling');
+        assert.match(recent, /signin\.succeeded/);
+        assert.match(recent, /AuditTestClient\/2\.0/, 'the sign-in’s client');
+        assert.match(recent, /user\.created/);
+        const disabledRow = page.locator('#activity-body tr', { hasText: 'admin.user.disabled' }).first();
+        assert.equal(await disabledRow.locator('td.actor a').innerText(), String(admin.id), 'by this admin');
+        assert.ok((await page.locator('#activity-body tr').count()) <= 10);
+        assert.match(await page.locator('#activity-status').innerText(), /newest first/);
+        await assertLabelled(context, page, "a user's view with their records");
+        assert.deepEqual(await overflowing(page, 375), [], 'her records fit 375 px');
+
+        // Every record about her, in the audit log.
+        await audited(
+          page,
+          () => page.click('#activity-all'),
+          (query) => query.get('userId') === String(audreyId),
+        );
+        assert.equal(await page.locator('#audit-user').inputValue(), String(audreyId));
+        const about = await page.locator('#audit-body td.user').allInnerTexts();
+        assert.ok(about.length >= 4, `her records: ${about.length}`);
+        for (const text of about) assert.match(text, new RegExp(`\\b${audreyId}$`), 'each about her');
+        await page.mouse.move(0, 0);
+        await page
+          .locator('#audit-status')
+          .evaluate((e) => (e as unknown as { scrollIntoView(): void }).scrollIntoView());
+        mkdirSync(SCREENSHOTS, { recursive: true });
+        await page.screenshot({ path: fileURLToPath(new URL('admin-audit.png', SCREENSHOTS)) });
+
+        // The whole log, from the console's link: newest first, her disabling with its actor and details.
+        const everything = await audited(
+          page,
+          () => page.click('#nav-audit'),
+          (query) => !query.has('userId') && !query.has('type'),
+        );
+        assert.equal(await page.locator('#audit-user').inputValue(), '', 'the link shows everything');
+        const times = await page
+          .locator('#audit-body time')
+          .evaluateAll((nodes) => nodes.map((node) => (node as unknown as Control).getAttribute('datetime')));
+        assert.ok(times.length > 0);
+        assert.deepEqual([...times].sort().reverse(), times, 'newest first');
+        const disabling = page.locator('#audit-body tr', { hasText: 'admin.user.disabled' }).first();
+        assert.equal(await disabling.locator('td.actor a').innerText(), String(admin.id));
+        assert.equal(await disabling.locator('td.user a').innerText(), String(audreyId));
+        assert.match(await disabling.locator('td.address').innerText(), /127\.0\.0\.1/);
+        assert.match(await disabling.locator('td.record-details').innerText(), /reason="Audit trail check"/);
+        assert.equal(await page.locator('#audit-status').getAttribute('aria-live'), 'polite');
+        await assertLabelled(context, page, 'the audit log');
+        assert.deepEqual(await overflowing(page, 375), [], 'the audit log fits 375 px');
+
+        // The type filter narrows it: a type's first part, then a whole type.
+        await page.fill('#audit-type', 'signin');
+        const signins = await audited(
+          page,
+          () => page.press('#audit-type', 'Enter'),
+          (query) => query.get('type') === 'signin',
+        );
+        assert.ok(totalOf(signins) < totalOf(everything), 'fewer records than the whole log');
+        const signinTypes = await page.locator('#audit-body td.type').allInnerTexts();
+        assert.ok(
+          signinTypes.length > 0 && signinTypes.every((type) => type.startsWith('signin.')),
+          `sign-ins only: ${signinTypes}`,
+        );
+        assert.ok(
+          (await page.locator('#audit-body tr', { hasText: 'AuditTestClient/2.0' }).count()) >= 1,
+          'her sign-in among them',
+        );
+        assert.match(new URL(page.url()).hash, /^#audit&type=signin$/, 'the filter is in the fragment');
+        await page.fill('#audit-type', 'admin.user.disabled');
+        await audited(
+          page,
+          () => page.click('#audit-submit'),
+          (query) => query.get('type') === 'admin.user.disabled',
+        );
+        const disabledTypes = await page.locator('#audit-body td.type').allInnerTexts();
+        assert.ok(disabledTypes.length >= 1 && disabledTypes.every((type) => type === 'admin.user.disabled'));
+        assert.ok((await page.locator('#audit-body tr', { hasText: 'Audit trail check' }).count()) === 1);
+
+        // Time: nothing before 2000; a type that is none is said so, and nothing is asked.
+        await page.fill('#audit-until', '2000-01-01T00:00');
+        await audited(
+          page,
+          () => page.click('#audit-submit'),
+          (query) => query.has('until'),
+        );
+        assert.equal(await page.locator('#audit-status').innerText(), 'No records match.');
+        assert.equal(await page.locator('#audit').isVisible(), false);
+        await page.fill('#audit-type', 'Not a type!');
+        await page.click('#audit-submit');
+        await page.waitForSelector('#message.error');
+        assert.match(await message(page).innerText(), /^Type: a type like/);
+        assert.equal(await page.locator('#audit-type').getAttribute('aria-invalid'), 'true');
+        await audited(
+          page,
+          () => page.click('#audit-clear'),
+          (query) => !query.has('type') && !query.has('until'),
+        );
+        assert.equal(await page.locator('#audit-type').inputValue(), '');
+        assert.equal(await page.locator('#audit-until').inputValue(), '');
+
+        // Paging by the Link header: user.created, 20 a page.
+        await page.fill('#audit-type', 'user.created');
+        const created = await audited(
+          page,
+          () => page.selectOption('#audit-size', '20'),
+          (query) => query.get('type') === 'user.created' && query.get('size') === '20',
+        );
+        assert.ok(totalOf(created) > 20, `${totalOf(created)} accounts made`);
+        assert.equal(await page.locator('#audit-body > tr').count(), 20);
+        assert.match(
+          await page.locator('#audit-status').innerText(),
+          /^[\d,]+ records match; showing 1 to 20\.$/,
+        );
+        assert.match(await page.locator('#audit-page-text').innerText(), /^Page 1 of \d+$/);
+        assert.ok(await page.locator('#audit-prev').isDisabled());
+        await audited(
+          page,
+          () => page.click('#audit-next'),
+          (query) => query.get('page') === '2',
+        );
+        assert.match(await page.locator('#audit-status').innerText(), /showing 21 to/);
+        assert.match(await page.locator('#audit-page-text').innerText(), /^Page 2 of \d+$/);
+        assert.ok(await page.locator('#audit-prev').isEnabled());
+        assert.deepEqual(await overflowing(page, 375), [], 'the pager fits 375 px');
+        await audited(
+          page,
+          () => page.goBack(),
+          (query) => (query.get('page') ?? '1') === '1' && query.get('type') === 'user.created',
+        );
+        assert.match(await page.locator('#audit-page-text').innerText(), /^Page 1 of/);
+
+        // The keyboard: from the top of the search page, Tab reaches the audit log's link; Enter
+        // opens it; the next Tab is the type filter, which Enter applies.
+        await searched(
+          page,
+          () => page.click('#nav-search'),
+          () => true,
+        );
+        await page.locator('#heading').click();
+        await tabTo(page, 'nav-audit', 10);
+        assert.match(await focusOutline(page), /^solid [1-9]/, 'the focused link shows it');
+        await page.keyboard.press('Enter');
+        await until(async () => (await focusedId(page)) === 'audit-title', 'the log’s heading focused');
+        await page.keyboard.press('Tab');
+        assert.equal(await focusedId(page), 'audit-type');
+        assert.match(await focusOutline(page), /^solid [1-9]/, 'the focused filter shows it');
+        await page.keyboard.type('admin.user.disabled');
+        await audited(
+          page,
+          () => page.keyboard.press('Enter'),
+          (query) => query.get('type') === 'admin.user.disabled',
+        );
+        // Each part of the two times (day, month, year, hours, …) is a stop of its own.
+        await tabTo(page, 'audit-submit', 25);
+        assert.deepEqual([...origins], [base], 'every request goes to Usher itself');
+        assert.deepEqual(problems, [], 'no console errors, page errors or CSP violations');
+      } finally {
+        await context.close();
+      }
+
+      // At a desktop's width: her records.
+      const desktop = await openConsole(DESKTOP, admin);
+      try {
+        await desktop.page.waitForSelector('#search-view', { state: 'visible' });
+        await audited(
+          desktop.page,
+          () => desktop.page.goto(`${base}/admin#audit&userId=${audreyId}`),
+          (query) => query.get('userId') === String(audreyId),
+        );
+        await desktop.page.mouse.move(0, 0);
+        await desktop.page.screenshot({
+          path: fileURLToPath(new URL('admin-audit-desktop.png', SCREENSHOTS)),
+          fullPage: true,
+        });
+        await assertLabelled(desktop.context, desktop.page, 'the audit log, desktop');
+        assert.deepEqual(desktop.problems, [], 'no console errors, page errors or CSP violations');
+      } finally {
+        await desktop.context.close();
+      }
+    });
+
+    test('ISSUE 30: webhooks: an admin adds one to a local receiver by keyboard, sees its secret once (and copies it), follows its deliveries, retries a pending and a sent one, and deletes it after confirming; every control named, 375 px fits', async () => {
+      const receiver = await startReceiver();
+      const { context, page, problems, origins } = await openConsole(NARROW, admin);
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+      try {
+        await page.waitForSelector('#search-view', { state: 'visible' });
+        // The keyboard: Tab reaches the Webhooks link, Enter opens the page.
+        await page.locator('#heading').click();
+        await tabTo(page, 'nav-webhooks', 10);
+        await page.keyboard.press('Enter');
+        await page.waitForSelector('#webhooks-view', { state: 'visible' });
+        await until(async () => (await focusedId(page)) === 'webhooks-title', 'the heading focused');
+        await until(
+          async () => (await page.locator('#webhooks').innerText()).includes('No webhooks yet'),
+          'none yet',
+        );
+        assert.equal(await page.locator('#webhooks-denied').isVisible(), false);
+        await assertLabelled(context, page, 'the webhooks page');
+        assert.deepEqual(await overflowing(page, 375), [], 'the webhooks page fits 375 px');
+
+        // Tab reaches the URL; with no event chosen, the page says so and makes nothing.
+        await tabTo(page, 'webhook-url', 5);
+        await page.keyboard.type(receiver.url);
+        await page.keyboard.press('Enter');
+        await page.waitForSelector('#message.error');
+        assert.match(await message(page).innerText(), /Choose at least one event/);
+        assert.equal(await focusedId(page), 'event-user-created', 'the first event is focused');
+        const labels = await page
+          .locator('#webhook-events input[type="checkbox"]')
+          .evaluateAll((boxes) =>
+            boxes.map((box) =>
+              Array.from((box as unknown as Control).labels ?? [], (l) => l.textContent).join(),
+            ),
+          );
+        assert.deepEqual(
+          labels.map((label) => label?.trim()),
+          [
+            'user.created',
+            'user.updated',
+            'user.deleted',
+            'user.disabled',
+            'user.enabled',
+            'user.signed_in',
+            'session.ended',
+            'password.changed',
+            'email.verified',
+            'identity.linked',
+            'identity.unlinked',
+          ],
+          'the 11 events, each a labelled checkbox',
+        );
+        // Space ticks the focused box; Tab goes from one to the next.
+        await page.keyboard.press('Space');
+        for (let i = 0; i < 3; i++) await page.keyboard.press('Tab');
+        assert.equal(await focusedId(page), 'event-user-disabled');
+        assert.match(await focusOutline(page), /^solid [1-9]/, 'the focused box shows it');
+        await page.keyboard.press('Space');
+        assert.ok(await page.locator('#event-user-created').isChecked());
+        assert.ok(await page.locator('#event-user-disabled').isChecked());
+        await tabTo(page, 'webhook-submit', 12);
+        await page.keyboard.press('Enter');
+
+        // The secret: shown once, with the note and a way to copy it.
+        await page.waitForSelector('#secret', { state: 'visible' });
+        await saysOk(page, /is added/);
+        const secret = (await page.locator('#secret-value').innerText()).trim();
+        assert.match(secret, /^whsec_[A-Za-z0-9+/=]{44}$/);
+        assert.match(await page.locator('#secret').innerText(), /will not be shown again/);
+        assert.equal(await focusedId(page), 'secret-title', 'the secret is where the reading starts');
+        await page.keyboard.press('Tab');
+        assert.equal(await focusedId(page), 'secret-copy');
+        await page.keyboard.press('Enter');
+        await saysOk(page, /secret is copied/);
+        const clipboard = await page.evaluate(() =>
+          (
+            globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
+          ).navigator.clipboard.readText(),
+        );
+        assert.equal(clipboard, secret, 'the clipboard holds it');
+        await assertLabelled(context, page, 'the new secret');
+        assert.deepEqual(await overflowing(page, 375), [], 'the secret fits 375 px');
+
+        // Listed, with its events; the list (on the page and in the API) never holds the secret.
+        const listed = page.locator('#webhooks > li.webhook');
+        await until(async () => (await listed.count()) === 1, 'listed');
+        assert.match(await listed.innerText(), new RegExp(receiver.url.replace(/\./g, '\\.')));
+        assert.match(await listed.innerText(), /Events: user\.created, user\.disabled/);
+        const api = await asUser(t, adminToken).get('/api/admin/webhooks');
+        assert.equal(api.statusCode, 200, api.body);
+        assert.ok(!api.body.includes(secret), 'the API lists no secret');
+        assert.deepEqual(api.json()[0].events, ['user.created', 'user.disabled']);
+        await page.click('#secret-done');
+        assert.equal(await page.locator('#secret').isVisible(), false);
+        assert.ok(!(await page.content()).includes(secret), 'once dismissed, the secret is off the page');
+        assert.equal(await focusedId(page), 'webhook-url');
+        await page.mouse.move(0, 0);
+        await page.screenshot({
+          path: fileURLToPath(new URL('admin-webhooks.png', SCREENSHOTS)),
+          fullPage: true,
+        });
+
+        // An event: an account made; the receiver is down (503), so the delivery stays pending.
+        const nina = newUser({ name: 'Nina Newcomer' });
+        const ninaId = await register(nina);
+        await until(async () => receiver.received.length >= 1, 'the first attempt');
+        await page.getByRole('link', { name: `Deliveries to ${receiver.url}` }).click();
+        await page.waitForSelector('#deliveries-view', { state: 'visible' });
+        await until(async () => (await focusedId(page)) === 'deliveries-title', 'the heading focused');
+        const delivery = page.locator('#deliveries > li.delivery');
+        // The attempt is recorded just after the receiver answers: refreshed until it shows.
+        await until(async () => {
+          await deliveriesDrawn(page, () => page.click('#deliveries-refresh'));
+          return /HTTP 503/.test(await delivery.innerText());
+        }, 'the refused attempt shown');
+        assert.equal(await delivery.count(), 1);
+        const pending = await delivery.innerText();
+        assert.match(pending, /user\.created/);
+        assert.match(pending, /Pending/);
+        assert.match(pending, /Last error: /);
+        assert.match(pending, new RegExp(`About user ${ninaId}\\b`));
+        assert.match(
+          await page.locator('#deliveries-url').innerText(),
+          new RegExp(receiver.url.replace(/\./g, '\\.')),
+        );
+        await delivery.locator('summary').click();
+        const payload = JSON.parse(await delivery.locator('pre').innerText());
+        assert.equal(payload.type, 'user.created');
+        assert.equal(String(payload.data.userId), String(ninaId));
+        await assertLabelled(context, page, 'the deliveries');
+        assert.deepEqual(await overflowing(page, 375), [], 'the deliveries fit 375 px');
+
+        // Retry, with the receiver up again: sent, with the webhook-id of the first attempt.
+        receiver.state.up = true;
+        const retried = page.waitForResponse(
+          (r) => r.url().endsWith('/retry') && r.request().method() === 'POST',
+        );
+        await delivery.getByRole('button', { name: /^Retry/ }).click();
+        assert.equal((await retried).status(), 202);
+        await saysOk(page, /queued again/);
+        await until(async () => {
+          await deliveriesDrawn(page, () => page.click('#deliveries-refresh'));
+          return (await delivery.locator('.badge').innerText()) === 'Sent';
+        }, 'sent');
+        assert.match(await delivery.innerText(), /Delivered /);
+        const sent = receiver.received.at(-1)!;
+        assert.equal(sent.headers['webhook-id'], receiver.received[0]!.headers['webhook-id']);
+        assert.match(String(sent.headers['webhook-signature']), /^v1,/);
+
+        // The status filter.
+        await deliveriesDrawn(page, () => page.selectOption('#delivery-status', 'failed'));
+        assert.equal(await page.locator('#deliveries-status').innerText(), 'No failed deliveries.');
+        await deliveriesDrawn(page, () => page.selectOption('#delivery-status', 'sent'));
+        assert.equal(await delivery.count(), 1);
+        assert.match(new URL(page.url()).hash, /status=sent/);
+        await page.mouse.move(0, 0);
+        await page
+          .locator('#deliveries-back')
+          .evaluate((e) => (e as unknown as { scrollIntoView(): void }).scrollIntoView());
+        await page.screenshot({ path: fileURLToPath(new URL('admin-deliveries.png', SCREENSHOTS)) });
+
+        // A sent one may be sent again (a receiver that lost it), with the same webhook-id.
+        const before = receiver.received.length;
+        const again = page.waitForResponse(
+          (r) => r.url().endsWith('/retry') && r.request().method() === 'POST',
+        );
+        await delivery.getByRole('button', { name: /^Retry/ }).click();
+        assert.equal((await again).status(), 202);
+        await saysOk(page, /queued again/);
+        await until(async () => receiver.received.length > before, 'sent again');
+        assert.equal(receiver.received.at(-1)!.headers['webhook-id'], sent.headers['webhook-id']);
+
+        // Delete: asked first; Cancel keeps it, confirmed it goes.
+        await page.click('#deliveries-back');
+        await page.waitForSelector('#webhooks-view', { state: 'visible' });
+        await until(async () => (await listed.count()) === 1, 'listed');
+        const remove = page.getByRole('button', { name: `Delete the webhook to ${receiver.url}` });
+        await remove.click();
+        await page.locator('#confirm').waitFor({ state: 'visible' });
+        assert.match(await page.locator('#confirm-text').innerText(), /stops sending events/);
+        await assertLabelled(context, page, 'the delete confirmation');
+        await page.click('#confirm-cancel');
+        await page.locator('#confirm').waitFor({ state: 'hidden' });
+        assert.equal((await asUser(t, adminToken).get('/api/admin/webhooks')).json().length, 1);
+        await remove.click();
+        await confirm(page);
+        await saysOk(page, /is deleted/);
+        await until(
+          async () => (await page.locator('#webhooks').innerText()).includes('No webhooks yet'),
+          'none left',
+        );
+        assert.deepEqual((await asUser(t, adminToken).get('/api/admin/webhooks')).json(), []);
+
+        assert.deepEqual(problems, [], 'no console errors, page errors or CSP violations');
+        assert.deepEqual([...origins], [base], 'every request goes to Usher itself');
+      } finally {
+        await context.close();
+        await receiver.close();
+      }
+
+      // The desktop's view of the page, with one webhook listed (to a receiver that is not there).
+      const shown = await asUser(t, adminToken).post('/api/admin/webhooks', {
+        url: 'http://127.0.0.1:9/usher-hook',
+        events: ['user.created', 'user.deleted', 'password.changed'],
+      });
+      assert.equal(shown.statusCode, 201, shown.body);
+      const desktop = await openConsole(DESKTOP, admin);
+      try {
+        await desktop.page.waitForSelector('#search-view', { state: 'visible' });
+        await desktop.page.click('#nav-webhooks');
+        await until(
+          async () => (await desktop.page.locator('#webhooks > li.webhook').count()) === 1,
+          'listed',
+        );
+        await desktop.page.mouse.move(0, 0);
+        await desktop.page.screenshot({
+          path: fileURLToPath(new URL('admin-webhooks-desktop.png', SCREENSHOTS)),
+          fullPage: true,
+        });
+        await assertLabelled(desktop.context, desktop.page, 'the webhooks page, desktop');
+        assert.deepEqual(desktop.problems, [], 'no console errors, page errors or CSP violations');
+      } finally {
+        await desktop.context.close();
+        await asUser(t, adminToken).delete(`/api/admin/webhooks/${shown.json().id}`);
+      }
+    });
+
+    test('ISSUE 30: a support user reads the audit log, and is offered no webhooks: no link, and "needs an admin" at their address; an admin who loses the role is told so on the next call', async () => {
+      const support = newUser({ name: 'Sue Support' });
+      await register(support);
+      await setRole(support.email, 'support');
+      const made = await asUser(t, adminToken).post('/api/admin/webhooks', {
+        url: 'http://127.0.0.1:9/usher-hook',
+        events: ['user.deleted'],
+      });
+      assert.equal(made.statusCode, 201, made.body);
+      const webhookId = String(made.json().id);
+
+      const { context, page, problems, origins } = await openConsole(DESKTOP, support);
+      const webhookCalls: string[] = [];
+      page.on('request', (request) => {
+        if (new URL(request.url()).pathname.startsWith('/api/admin/webhooks'))
+          webhookCalls.push(request.url());
+      });
+      try {
+        await page.waitForSelector('#search-view', { state: 'visible' });
+        assert.ok(await page.locator('#nav-audit').isVisible(), 'support may read the audit log');
+        assert.equal(await page.locator('#nav-webhooks').isVisible(), false, 'no webhooks link');
+        await audited(
+          page,
+          () => page.click('#nav-audit'),
+          () => true,
+        );
+        assert.ok((await page.locator('#audit-body > tr').count()) > 0, 'records shown');
+        await assertLabelled(context, page, 'the audit log for support');
+
+        for (const place of ['#webhooks', `#webhook=${webhookId}`]) {
+          await page.goto(`${base}/admin${place}`);
+          await page.waitForSelector('#webhooks-view', { state: 'visible' });
+          assert.match(await page.locator('#webhooks-denied').innerText(), /Webhooks need an admin/);
+          assert.equal(await page.locator('#webhook-form').isVisible(), false);
+          assert.equal(await page.locator('#deliveries-view').isVisible(), false);
+          for (const name of [/delete/i, /retry/i, /add the webhook/i, /copy/i])
+            assert.equal(await page.getByRole('button', { name }).count(), 0, `no ${name} button`);
+          assert.equal(await page.getByRole('textbox', { name: /receiver url/i }).count(), 0);
+        }
+        assert.deepEqual(webhookCalls, [], 'the page asks the API nothing of webhooks for support');
+        await assertLabelled(context, page, 'webhooks for support');
+        assert.deepEqual(problems, [], 'no console errors, page errors or CSP violations');
+        assert.deepEqual([...origins], [base], 'every request goes to Usher itself');
+      } finally {
+        await context.close();
+      }
+
+      // An admin's console open while their role is taken away: the next call's 403 is shown.
+      const wendy = newUser({ name: 'Wendy Webhooks' });
+      await register(wendy);
+      await setRole(wendy.email, 'admin');
+      const demoted = await openConsole(DESKTOP, wendy);
+      try {
+        await demoted.page.waitForSelector('#search-view', { state: 'visible' });
+        await demoted.page.click('#nav-webhooks');
+        await until(
+          async () => (await demoted.page.locator('#webhooks > li.webhook').count()) >= 1,
+          'listed',
+        );
+        await setRole(wendy.email, 'support');
+        await audited(
+          demoted.page,
+          () => demoted.page.click('#nav-audit'),
+          () => true,
+        );
+        await demoted.page.click('#nav-webhooks');
+        await demoted.page.waitForSelector('#message.error');
+        assert.equal(await message(demoted.page).innerText(), 'This needs an account with the admin role.');
+        assert.ok(await demoted.page.locator('#webhooks-denied').isVisible());
+        assert.equal(await demoted.page.locator('#webhooks > li').count(), 0, 'nothing of the list stays');
+        assert.equal(await demoted.page.locator('#nav-webhooks').isVisible(), false);
+        assert.deepEqual(demoted.problems, [], 'no console errors, page errors or CSP violations');
+      } finally {
+        await demoted.context.close();
+        await setRole(wendy.email, 'user');
+        await asUser(t, adminToken).delete(`/api/admin/webhooks/${webhookId}`);
       }
     });
 

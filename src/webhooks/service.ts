@@ -12,8 +12,8 @@ import type { InTransaction } from '../db/transactions.ts';
 import { retryDelayMs } from '../mail/service.ts';
 import { AppError } from '../shared/errors.ts';
 import type { PageRequest } from '../shared/paging.ts';
-import { invalid } from '../shared/text.ts';
 import type { Signal } from '../shared/signal.ts';
+import { invalid } from '../shared/text.ts';
 import { SecretBox } from '../totp/sealing.ts';
 import type { WebhookEventType } from './events.ts';
 import type {

@@ -199,7 +199,7 @@ export class AdminService {
       }
       if (roles !== undefined) {
         await repos.admin.setRoles(id, roles, now);
-        changed.push('roles');
+        if ([...roles].sort().join(' ') !== [...current.roles].sort().join(' ')) changed.push('roles');
       }
       const emailWrites = email !== undefined && email !== current.email;
       if (name !== undefined && name !== current.name) {
@@ -243,9 +243,11 @@ export class AdminService {
         }
         changed.push('email');
       }
+      // Compared with the state after a new email (unverified by then): only real changes are told.
+      const verifiedBefore = (await repos.users.findById(id))?.emailVerified ?? current.emailVerified;
       if (input.emailVerified !== undefined) {
         await repos.admin.setEmailVerified(id, input.emailVerified, now);
-        changed.push('emailVerified');
+        if (input.emailVerified !== verifiedBefore) changed.push('emailVerified');
       }
       const after = await repos.users.findById(id);
       if (after && changed.length > 0) {
@@ -261,7 +263,7 @@ export class AdminService {
             actor: actorOf(acting),
             details: { from: current.role, to: input.role, via: 'admin' },
           });
-        if (input.emailVerified === true && !current.emailVerified)
+        if (input.emailVerified === true && !verifiedBefore)
           await repos.journal.record(
             { type: 'email.verified', userId: id, actor: actorOf(acting), details: { via: 'admin' } },
             { type: 'email.verified', userId: id, data: { email: after.email } },

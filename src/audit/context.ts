@@ -15,6 +15,11 @@ export function actingAs<T>(actor: AuditActor, work: () => T): T {
   return storage.run(actor, work);
 }
 
+/** Runs `work` as no one: background work a request wakes does not act as its caller. */
+export function asNoOne<T>(work: () => T): T {
+  return storage.exit(work);
+}
+
 export function currentActor(): AuditActor {
   return storage.getStore() ?? NO_ONE;
 }

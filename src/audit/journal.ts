@@ -9,8 +9,8 @@ import type { CommitHooks } from '../db/transactions.ts';
 import type { Signal } from '../shared/signal.ts';
 import { type WebhookEvent, webhookBody } from '../webhooks/events.ts';
 import { type WebhookNotice, WebhooksRepository } from '../webhooks/repository.ts';
-import { currentActor } from './context.ts';
-import { type AuditActor, type AuditEvent, AuditRepository } from './repository.ts';
+import { asNoOne, currentActor } from './context.ts';
+import { type AuditActor, type AuditEvent, AuditRepository, USER_AGENT_MAX } from './repository.ts';
 
 export interface AccountEvent {
   /** The audit record's type, e.g. `password.changed`, `signin.failed`, `admin.user.disabled`. */
@@ -96,7 +96,7 @@ export class Journal {
       type,
       events.map((event) => this.#notice(event.notify, now)),
     );
-    if (queued > 0) this.#commit.afterCommit(() => this.#deps.webhooksDue.notify());
+    if (queued > 0) this.#commit.afterCommit(() => asNoOne(() => this.#deps.webhooksDue.notify()));
   }
 
   /**
@@ -138,6 +138,8 @@ export class Journal {
         : {
             ...currentActor(),
             ...event.actor,
+            // Cut as the repository cuts it: this record is written by another statement.
+            userAgent: (event.actor?.userAgent ?? currentActor().userAgent)?.slice(0, USER_AGENT_MAX) ?? null,
             type: event.type,
             userId: event.userId,
             details: event.details ?? {},
@@ -147,7 +149,7 @@ export class Journal {
 
   /** After a commit that queued deliveries (counted by the caller): the sender runs. */
   queued(count: number): void {
-    if (count > 0) this.#deps.webhooksDue.notify();
+    if (count > 0) asNoOne(() => this.#deps.webhooksDue.notify());
   }
 
   #notice(event: WebhookEvent, now: Date): WebhookNotice {
@@ -168,6 +170,6 @@ export class Journal {
 
   async #enqueue(event: WebhookEvent, now: Date): Promise<void> {
     const queued = await this.#webhooks.enqueue(this.#notice(event, now));
-    if (queued > 0) this.#commit.afterCommit(() => this.#deps.webhooksDue.notify());
+    if (queued > 0) this.#commit.afterCommit(() => asNoOne(() => this.#deps.webhooksDue.notify()));
   }
 }

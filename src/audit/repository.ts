@@ -44,7 +44,7 @@ export interface AuditEvent extends AuditActor {
 }
 
 /** The longest User-Agent kept: enough to tell browsers apart, never a row of a client's choosing. */
-const USER_AGENT_MAX = 512;
+export const USER_AGENT_MAX = 512;
 
 /** A stored record, as the admin API and the account's activity show it. */
 export interface AuditRecord {

@@ -13,8 +13,8 @@ import type { AuditFilters, AuditRecord, AuditRepository } from './repository.ts
 export const AUDIT_DEPTH = 10_000;
 /** CONTRACT: the user's own last 50 security events. */
 export const ACTIVITY_SIZE = 50;
-/** Staff reading an account is theirs to know, not an event of the account's own. */
-const STAFF_READS = ['admin.user.viewed'] as const;
+/** Staff reading an account, or retrying a webhook about it, is theirs to know, not the account's. */
+const STAFF_READS = ['admin.user.viewed', 'admin.webhook.delivery_retried'] as const;
 /** Records purged per statement: a short transaction each, however much expired. */
 const PURGE_BATCH = 5000;
 /** Statements per housekeeping round: what is left waits a minute. */
@@ -82,7 +82,10 @@ export class AuditService {
     return records.map(({ actorId, userId: _user, ...record }) => {
       const by = actorId === null ? 'unknown' : actorId === userId ? 'you' : 'staff';
       // A staff member's address is theirs, not the account's; a failed sign-in's is the account's to see.
-      return by === 'staff' ? { ...record, by, address: null, userAgent: null } : { ...record, by };
+      if (by !== 'staff') return { ...record, by };
+      // Staff's free text (a reason for disabling) may be notes for staff: not shown to the account.
+      const { reason: _reason, ...details } = record.details;
+      return { ...record, by, address: null, userAgent: null, details };
     });
   }
 

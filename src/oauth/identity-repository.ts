@@ -154,8 +154,14 @@ export class IdentitiesRepository {
   }
 
   /** The account's unproven identities, unlinked (a password reset: the mailbox's owner takes the account). */
-  async deleteUnproven(userId: bigint): Promise<void> {
-    await this.#db.deleteFrom('identities').where('user_id', '=', userId).where('proven', '=', 0).execute();
+  /** Removes the account's unproven identities; those it removed (their id and provider). */
+  async deleteUnproven(userId: bigint): Promise<{ id: string; provider: string }[]> {
+    return this.#db
+      .deleteFrom('identities')
+      .where('user_id', '=', userId)
+      .where('proven', '=', 0)
+      .returning(['id', 'provider'])
+      .execute();
   }
 }
 

@@ -35,7 +35,8 @@ function carryActor(request: FastifyRequest, _reply: FastifyReply, done: () => v
 function refusalRecorder(journal: Journal) {
   return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     const session = request.usherSession;
-    if (reply.statusCode >= 400 && reply.statusCode !== 401 && session) {
+    // A refusal: 4xx but 401 (no caller to name); a 5xx is Usher's failure, not a refusal.
+    if (reply.statusCode >= 400 && reply.statusCode < 500 && reply.statusCode !== 401 && session) {
       const ua = request.headers['user-agent'];
       journal
         .record({

@@ -181,7 +181,7 @@ export class RecoveryService {
       await repos.tokens.voidAll(user.id, 'password-reset', now);
       // The mailbox's owner takes the account: a provider identity that made it with an email its
       // provider did not verify may be someone else's, and goes (decision 195).
-      await repos.identities.deleteUnproven(user.id);
+      const unlinked = await repos.identities.deleteUnproven(user.id);
       // Whoever was guessing codes with the old password has it no more.
       await repos.totp.clearFailures(user.id);
       // The link reached the address: it is proven now, as the row just marked.
@@ -198,6 +198,13 @@ export class RecoveryService {
           { type: 'email.verified', userId: user.id, data: { email: user.email } },
         );
       await repos.journal.sessionsEnded(user.id, ended, 'password_reset', actor);
+      for (const identity of unlinked) {
+        const data = { identityId: identity.id, provider: identity.provider, reason: 'password_reset' };
+        await repos.journal.record(
+          { type: 'identity.unlinked', userId: user.id, actor, details: data },
+          { type: 'identity.unlinked', userId: user.id, data },
+        );
+      }
       return user;
     });
     await this.#throttle.forgiveAccount(emailKey(user.email));

@@ -348,13 +348,34 @@ export class WebhooksRepository {
       .execute();
   }
 
-  /** Not delivered this time: tried again at `nextAttemptAt`, or marked failed when `failed`. */
+  /**
+   * Not delivered this time: tried again at `nextAttemptAt`, or marked failed when `failed`. The
+   * same user's later deliveries to the receiver wait behind it, and are made due no earlier, so
+   * that claims do not step over a growing queue held back by a receiver that is down.
+   */
   async markAttemptFailed(
     id: bigint,
     sender: string,
     attempt: { attempts: number; at: Date; status: number | null; error: string },
     next: { failed: true } | { failed: false; nextAttemptAt: number },
   ): Promise<void> {
+    if (!next.failed) {
+      const head = await this.#db
+        .selectFrom('webhook_deliveries')
+        .select(['webhook_id', 'user_id'])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (head)
+        await this.#db
+          .updateTable('webhook_deliveries')
+          .set({ next_attempt_at: next.nextAttemptAt })
+          .where('webhook_id', '=', head.webhook_id)
+          .where('user_id', '=', head.user_id)
+          .where('status', '=', 'pending')
+          .where('id', '>', id)
+          .where('next_attempt_at', '<', BigInt(next.nextAttemptAt))
+          .execute();
+    }
     await this.#db
       .updateTable('webhook_deliveries')
       .set({
@@ -388,13 +409,17 @@ export class WebhooksRepository {
     return (await query.execute()).map(deliveryOf);
   }
 
-  async countDeliveries(webhookId: bigint, status: DeliveryStatus | undefined): Promise<number> {
-    let query = this.#db
-      .selectFrom('webhook_deliveries')
+  /** How many deliveries the receiver has (of `status`), counted no further than `cap`. */
+  async countDeliveries(webhookId: bigint, status: DeliveryStatus | undefined, cap: number): Promise<number> {
+    const row = await this.#db
+      .selectFrom((db) => {
+        let kept = db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', webhookId);
+        if (status) kept = kept.where('status', '=', status);
+        return kept.limit(cap).as('kept');
+      })
       .select((eb) => eb.fn.countAll<bigint | number>().as('n'))
-      .where('webhook_id', '=', webhookId);
-    if (status) query = query.where('status', '=', status);
-    return Number((await query.executeTakeFirstOrThrow()).n);
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   /**
@@ -412,6 +437,9 @@ export class WebhooksRepository {
       .set({
         status: 'pending',
         next_attempt_at: now,
+        // A fresh start: its backoff begins again at a second.
+        attempts: 0,
+        sent_at: null,
         retry_until: sql<number>`case when status = 'pending' then retry_until else ${BigInt(retryUntil)} end`,
       })
       .where('id', '=', deliveryId)

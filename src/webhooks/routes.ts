@@ -7,11 +7,11 @@ import { currentSession } from '../sessions/guard.ts';
 import { AppError } from '../shared/errors.ts';
 import { parseExact } from '../shared/exact-json.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
-import { pageRequest } from '../shared/paging.ts';
+import { MAX_PAGE_SIZE, pageRequest } from '../shared/paging.ts';
 import { component, failures, Id, noContent, success, Timestamp } from '../shared/schemas.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './events.ts';
 import type { DeliveryRecord, WebhookRecord } from './repository.ts';
-import { URL_MAX, type WebhookService } from './service.ts';
+import { DELIVERIES_DEPTH, URL_MAX, type WebhookService } from './service.ts';
 
 const EventType = Type.Unsafe<WebhookEventType>({
   type: 'string',
@@ -103,7 +103,8 @@ const CreateBody = Type.Object(
 );
 const DeliveriesQuery = Type.Object(
   {
-    ...pagingQuery(['id']).properties,
+    page: pagingQuery(['id']).properties.page,
+    size: pagingQuery(['id']).properties.size,
     status: Type.Optional(
       Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('failed')]),
     ),
@@ -239,11 +240,17 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       schema: {
         summary: "A webhook's deliveries",
         operationId: 'adminListWebhookDeliveries',
-        description: `${ADMIN_ONLY} Newest first, optionally of one status, with the collection conventions. Sent and failed deliveries are kept 7 days.`,
+        description: `${ADMIN_ONLY} Newest first, optionally of one status, with the collection conventions (at most 10,000 deep; X-Total-Count-Capped past that). Sent and failed deliveries are kept 7 days.`,
         params: IdParams,
         querystring: DeliveriesQuery,
         response: {
-          200: pageOf(DeliveryComponent.ref, 'A page of deliveries.'),
+          200: success(
+            Type.Array(DeliveryComponent.ref, { maxItems: MAX_PAGE_SIZE }),
+            'A page of deliveries.',
+            'X-Total-Count',
+            'X-Total-Count-Capped',
+            'Link',
+          ),
           ...failures(['INVALID_QUERY', 'NOT_FOUND', 'UNAUTHENTICATED', 'FORBIDDEN'], { notes: unknown }),
         },
       },
@@ -251,12 +258,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
     },
     async (request, reply) => {
       const paging = pageRequest({ page: request.query.page, size: request.query.size }, 'id');
-      const { deliveries, total } = await webhooks.deliveries(
+      const { deliveries, total, capped } = await webhooks.deliveries(
         webhookId(request),
         request.query.status,
         paging,
       );
-      setPageHeaders(request, reply, paging, total);
+      setPageHeaders(request, reply, paging, total, [], DELIVERIES_DEPTH);
+      if (capped) reply.header('x-total-count-capped', 'true');
       return deliveries.map(deliveryView);
     },
   );

@@ -11,7 +11,7 @@ import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import { retryDelayMs } from '../mail/service.ts';
 import { AppError } from '../shared/errors.ts';
-import type { PageRequest } from '../shared/paging.ts';
+import { type PageRequest, refuseDeepPage } from '../shared/paging.ts';
 import type { Signal } from '../shared/signal.ts';
 import { invalid } from '../shared/text.ts';
 import { SecretBox } from '../totp/sealing.ts';
@@ -45,6 +45,9 @@ export interface WebhookRepositories {
   journal: Journal;
 }
 
+/** How deep the deliveries list pages, and so how far it counts (X-Total-Count-Capped past it). */
+export const DELIVERIES_DEPTH = 10_000;
+
 /** The longest receiver URL accepted. */
 export const URL_MAX = 2048;
 /** Standard Webhooks: a secret of 24 to 64 random bytes; 32 here. */
@@ -73,6 +76,8 @@ export class WebhookService {
   readonly #sender = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   /** Resolves the wait of a sending run for a delivery to finish, when new work was recorded. */
   #kick: (() => void) | undefined;
+  /** A nudge came while no run was waiting: the next wait returns at once. */
+  #nudged = false;
 
   constructor(deps: {
     webhooks: WebhooksRepository;
@@ -156,7 +161,8 @@ export class WebhookService {
       await repos.journal.record({
         type: 'admin.webhook.created',
         userId: null,
-        details: { webhookId: created.id, url, events },
+        // The origin only: a receiver's path or query may be a capability, and support read the log.
+        details: { webhookId: created.id, origin: new URL(url).origin, events },
       });
       return created;
     });
@@ -191,7 +197,7 @@ export class WebhookService {
         await repos.journal.record({
           type: 'admin.webhook.deleted',
           userId: null,
-          details: { webhookId: id, url: gone.url },
+          details: { webhookId: id, origin: new URL(gone.url).origin },
         });
       return gone;
     });
@@ -202,18 +208,19 @@ export class WebhookService {
     id: bigint,
     status: DeliveryStatus | undefined,
     paging: PageRequest,
-  ): Promise<{ deliveries: DeliveryRecord[]; total: number }> {
+  ): Promise<{ deliveries: DeliveryRecord[]; total: number; capped: boolean }> {
     if (!(await this.#webhooks.find(id))) throw notFound();
-    const [deliveries, total] = await Promise.all([
+    refuseDeepPage(paging, [], DELIVERIES_DEPTH);
+    const [deliveries, counted] = await Promise.all([
       this.#webhooks.deliveries(id, status, paging.offset, paging.size),
-      this.#webhooks.countDeliveries(id, status),
+      this.#webhooks.countDeliveries(id, status, DELIVERIES_DEPTH + 1),
     ]);
     await this.#journal.record({
       type: 'admin.webhook.deliveries_viewed',
       userId: null,
       details: { webhookId: id, status: status ?? null, page: paging.page },
     });
-    return { deliveries, total };
+    return { deliveries, total: Math.min(counted, DELIVERIES_DEPTH), capped: counted > DELIVERIES_DEPTH };
   }
 
   /** POST …/retry: the delivery is due now, with a fresh window of retries unless it is still pending. */
@@ -237,6 +244,8 @@ export class WebhookService {
 
   /** New deliveries were recorded (or the poll came round): a run waiting on a slow receiver looks again. */
   nudge(): void {
+    // Kept for the next wait when none is waiting now (the run is claiming): never lost.
+    this.#nudged = true;
     const kick = this.#kick;
     this.#kick = undefined;
     kick?.();
@@ -245,46 +254,58 @@ export class WebhookService {
   /**
    * Sends what is due until nothing is, or `stopping()`: up to `concurrency` deliveries at once,
    * `perReceiver` of them for one receiver. While all it may send are in flight it waits for one
-   * to finish, or for new work (nudge), whichever comes first.
+   * to finish, or for new work (nudge), whichever comes first. Whatever ends the run (a claim
+   * that failed included), it ends only once its deliveries in flight have.
    */
   async deliverDue(stopping: () => boolean = () => false): Promise<number> {
     const perReceiver = new Map<bigint, number>();
     const running = new Set<Promise<void>>();
     let handled = 0;
-    const wait = () =>
-      Promise.race([
+    const wait = async () => {
+      if (this.#nudged) {
+        this.#nudged = false;
+        return;
+      }
+      await Promise.race([
         ...running,
         new Promise<void>((resolve) => {
           this.#kick = resolve;
         }),
       ]);
-    while (!stopping()) {
-      if (running.size >= this.#policy.concurrency) {
-        await wait();
-        continue;
+      this.#nudged = false;
+    };
+    try {
+      while (!stopping()) {
+        if (running.size >= this.#policy.concurrency) {
+          await wait();
+          continue;
+        }
+        const busy = [...perReceiver].filter(([, n]) => n >= this.#policy.perReceiver).map(([id]) => id);
+        // Claimed from here on: new work recorded while this claim runs is looked for again.
+        this.#nudged = false;
+        const claimed = await this.#webhooks.claim(this.#sender, this.#now(), this.#policy.claimMs, busy);
+        if (!claimed) {
+          if (running.size === 0) break;
+          await wait();
+          continue;
+        }
+        handled++;
+        perReceiver.set(claimed.webhookId, (perReceiver.get(claimed.webhookId) ?? 0) + 1);
+        const delivery: Promise<void> = this.#deliver(claimed)
+          .catch((err: unknown) =>
+            this.#log?.warn({ err, deliveryId: String(claimed.id) }, 'webhook delivery failed'),
+          )
+          .finally(() => {
+            running.delete(delivery);
+            const n = (perReceiver.get(claimed.webhookId) ?? 1) - 1;
+            if (n === 0) perReceiver.delete(claimed.webhookId);
+            else perReceiver.set(claimed.webhookId, n);
+          });
+        running.add(delivery);
       }
-      const busy = [...perReceiver].filter(([, n]) => n >= this.#policy.perReceiver).map(([id]) => id);
-      const claimed = await this.#webhooks.claim(this.#sender, this.#now(), this.#policy.claimMs, busy);
-      if (!claimed) {
-        if (running.size === 0) break;
-        await wait();
-        continue;
-      }
-      handled++;
-      perReceiver.set(claimed.webhookId, (perReceiver.get(claimed.webhookId) ?? 0) + 1);
-      const delivery: Promise<void> = this.#deliver(claimed)
-        .catch((err: unknown) =>
-          this.#log?.warn({ err, deliveryId: String(claimed.id) }, 'webhook delivery failed'),
-        )
-        .finally(() => {
-          running.delete(delivery);
-          const n = (perReceiver.get(claimed.webhookId) ?? 1) - 1;
-          if (n === 0) perReceiver.delete(claimed.webhookId);
-          else perReceiver.set(claimed.webhookId, n);
-        });
-      running.add(delivery);
+    } finally {
+      await Promise.allSettled(running);
     }
-    await Promise.all(running);
     return handled;
   }
 

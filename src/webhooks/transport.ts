@@ -40,8 +40,10 @@ for (const [network, prefix] of [
 ] as const)
   PRIVATE.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of [
-  ['::', 128],
   ['::1', 128],
+  // IPv4-compatible (deprecated, ::a.b.c.d) and SIIT's IPv4-translated forms.
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   ['100::', 64],

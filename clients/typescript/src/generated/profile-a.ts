@@ -795,7 +795,7 @@ export interface paths {
         };
         /**
          * A webhook's deliveries
-         * @description Needs an admin. Newest first, optionally of one status, with the collection conventions. Sent and failed deliveries are kept 7 days.
+         * @description Needs an admin. Newest first, optionally of one status, with the collection conventions (at most 10,000 deep; X-Total-Count-Capped past that). Sent and failed deliveries are kept 7 days.
          */
         get: operations["adminListWebhookDeliveries"];
         put?: never;
@@ -5786,8 +5786,6 @@ export interface operations {
                 page?: number;
                 /** @description a whole number from 1 to 100 (default 20) */
                 size?: number;
-                /** @description one of id; "-key" or "key,desc" for descending (default id) */
-                sort?: string;
                 status?: "pending" | "sent" | "failed";
             };
             header?: never;
@@ -5804,6 +5802,8 @@ export interface operations {
                 headers: {
                     /** @description How many items the whole collection holds. */
                     "X-Total-Count"?: bigint;
+                    /** @description Sent when more items match than a page may reach (admin search: 1,000): X-Total-Count then says that number; narrow the search. */
+                    "X-Total-Count-Capped"?: "true";
                     /** @description RFC 8288 links to the first, prev, next and last pages (other query parameters kept). */
                     Link?: string;
                     [name: string]: unknown;

@@ -305,7 +305,9 @@ export class WebhooksRepository {
     const claimed = await this.#db
       .updateTable('webhook_deliveries')
       .set({ claimed_by: sender, claimed_until: now + claimMs })
-      .where('id', 'in', picked)
+      // `=`, a scalar subquery run once: PostgreSQL would run `IN (… LIMIT 1 …)` as a semi join,
+      // the subquery again for every row, and claim several deliveries where one is sent.
+      .where('id', '=', picked)
       .where('status', '=', 'pending')
       .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', BigInt(now))]))
       .returning(['id', 'webhook_id', 'message_id', 'payload', 'attempts', 'retry_until'])

@@ -34,6 +34,8 @@ export interface WebhookReceiver {
   /** The signing secret (`whsec_…`) to verify with; set once the webhook is registered. */
   secret: string | undefined;
   answer: Answer;
+  /** Extra headers on every answer (a `location` on a 302, to show it is not followed). */
+  headers: Record<string, string>;
   /** Resolves once `accepted` holds `count` deliveries matching `where` (or rejects after `timeoutMs`). */
   waitFor(count: number, where?: (r: Received) => boolean, timeoutMs?: number): Promise<Received[]>;
   stop(): Promise<void>;
@@ -55,6 +57,7 @@ export async function startReceiver(
     all: [],
     secret: undefined,
     answer: options.answer ?? 204,
+    headers: {},
     async waitFor(count, where = () => true, timeoutMs = 20_000) {
       const matching = () => receiver.accepted.filter(where);
       if (matching().length >= count) return matching();
@@ -130,7 +133,7 @@ export async function startReceiver(
     const status =
       typeof receiver.answer === 'function' ? await receiver.answer(received, index) : receiver.answer;
     received.answered = verified ? status : 401;
-    response.writeHead(received.answered, { 'content-type': 'text/plain' });
+    response.writeHead(received.answered, { ...receiver.headers, 'content-type': 'text/plain' });
     response.end(verified ? 'ok' : 'signature not verified');
     if (verified && status >= 200 && status < 300) {
       receiver.accepted.push(received);

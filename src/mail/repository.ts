@@ -61,10 +61,13 @@ export class OutboxRepository {
       .orderBy('id')
       .limit(limit);
     if (this.#options.rowLocks) due = due.forUpdate().skipLocked();
+    // A materialized CTE is read once: as `id IN (subquery)`, PostgreSQL may run the subquery as
+    // a semi join, again for every row, and claim far more than `limit` messages at once.
     const rows = await this.#db
+      .with((cte) => cte('picked').materialized(), () => due)
       .updateTable('mail_outbox')
       .set({ claimed_by: sender, claimed_until: until })
-      .where('id', 'in', due)
+      .where('id', 'in', (eb) => eb.selectFrom('picked').select('picked.id'))
       .where('status', '=', 'pending')
       .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', BigInt(now))]))
       .returning(['id', 'recipient', 'subject', 'text_body', 'html_body', 'attempts', 'created_at'])

@@ -64,7 +64,10 @@ export class OutboxRepository {
     // A materialized CTE is read once: as `id IN (subquery)`, PostgreSQL may run the subquery as
     // a semi join, again for every row, and claim far more than `limit` messages at once.
     const rows = await this.#db
-      .with((cte) => cte('picked').materialized(), () => due)
+      .with(
+        (cte) => cte('picked').materialized(),
+        () => due,
+      )
       .updateTable('mail_outbox')
       .set({ claimed_by: sender, claimed_until: until })
       .where('id', 'in', (eb) => eb.selectFrom('picked').select('picked.id'))

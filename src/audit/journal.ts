@@ -10,7 +10,7 @@ import type { Signal } from '../shared/signal.ts';
 import { type WebhookEvent, webhookBody } from '../webhooks/events.ts';
 import { type WebhookNotice, WebhooksRepository } from '../webhooks/repository.ts';
 import { asNoOne, currentActor } from './context.ts';
-import { type AuditActor, type AuditEvent, AuditRepository, USER_AGENT_MAX } from './repository.ts';
+import { type AuditActor, type AuditEvent, AuditRepository } from './repository.ts';
 
 export interface AccountEvent {
   /** The audit record's type, e.g. `password.changed`, `signin.failed`, `admin.user.disabled`. */
@@ -41,6 +41,11 @@ export interface JournalDeps {
 /** Standard Webhooks' webhook-id: unique per event, the same at every attempt and for every receiver. */
 export const newMessageId = () => `msg_${randomBytes(16).toString('base64url')}`;
 
+/** The event as recorded: the request's actor, with what the event says of its own actor over it. */
+function auditEventOf(event: AccountEvent, actor: AuditActor): AuditEvent {
+  return { ...actor, ...event.actor, type: event.type, userId: event.userId, details: event.details ?? {} };
+}
+
 export class Journal {
   readonly #audit: AuditRepository;
   readonly #webhooks: WebhooksRepository;
@@ -61,16 +66,7 @@ export class Journal {
   /** The audit record of `event`, and the deliveries of `notify` when given. */
   async record(event: AccountEvent, notify?: WebhookEvent): Promise<void> {
     const now = new Date(this.#deps.now());
-    await this.#audit.record(
-      {
-        ...currentActor(),
-        ...event.actor,
-        type: event.type,
-        userId: event.userId,
-        details: event.details ?? {},
-      },
-      now,
-    );
+    await this.#audit.record(auditEventOf(event, currentActor()), now);
     if (notify) await this.#enqueue(notify, now);
   }
 
@@ -81,13 +77,7 @@ export class Journal {
     const actor = currentActor();
     for (let i = 0; i < events.length; i += 500) {
       await this.#audit.recordMany(
-        events.slice(i, i + 500).map((event) => ({
-          ...actor,
-          ...event.actor,
-          type: event.type,
-          userId: event.userId,
-          details: event.details ?? {},
-        })),
+        events.slice(i, i + 500).map((event) => auditEventOf(event, actor)),
         now,
       );
     }
@@ -132,18 +122,7 @@ export class Journal {
     at: Date,
     signin = false,
   ): { audit: AuditEvent | undefined; notice: WebhookNotice } {
-    const audit =
-      signin && !this.#deps.policy.auditSignins
-        ? undefined
-        : {
-            ...currentActor(),
-            ...event.actor,
-            // Cut as the repository cuts it: this record is written by another statement.
-            userAgent: (event.actor?.userAgent ?? currentActor().userAgent)?.slice(0, USER_AGENT_MAX) ?? null,
-            type: event.type,
-            userId: event.userId,
-            details: event.details ?? {},
-          };
+    const audit = signin && !this.#deps.policy.auditSignins ? undefined : auditEventOf(event, currentActor());
     return { audit, notice: this.#notice(notify, at) };
   }
 

@@ -44,7 +44,7 @@ export interface AuditEvent extends AuditActor {
 }
 
 /** The longest User-Agent kept: enough to tell browsers apart, never a row of a client's choosing. */
-export const USER_AGENT_MAX = 512;
+const USER_AGENT_MAX = 512;
 
 /** A stored record, as the admin API and the account's activity show it. */
 export interface AuditRecord {
@@ -111,6 +111,19 @@ const recordOf = (row: {
   details: parseExact<Record<string, unknown>>(row.details),
 });
 
+/** An event as its row stores it: the one place its User-Agent is cut and its details written. */
+export function auditRow(event: AuditEvent, now: Date) {
+  return {
+    created_at: now.toISOString(),
+    type: event.type,
+    actor_id: event.actorId,
+    user_id: event.userId,
+    address: event.address,
+    user_agent: event.userAgent === null ? null : event.userAgent.slice(0, USER_AGENT_MAX),
+    details: stringifyExact(event.details),
+  };
+}
+
 export class AuditRepository {
   readonly #db: Kysely<Tables>;
   constructor(db: Kysely<Tables>) {
@@ -126,17 +139,7 @@ export class AuditRepository {
     if (events.length === 0) return;
     await this.#db
       .insertInto('audit_events')
-      .values(
-        events.map((event) => ({
-          created_at: now.toISOString(),
-          type: event.type,
-          actor_id: event.actorId,
-          user_id: event.userId,
-          address: event.address,
-          user_agent: event.userAgent === null ? null : event.userAgent.slice(0, USER_AGENT_MAX),
-          details: stringifyExact(event.details),
-        })),
-      )
+      .values(events.map((event) => auditRow(event, now)))
       .execute();
   }
 

@@ -1,10 +1,9 @@
 import type { Kysely, QueryCreator } from 'kysely';
-import { type AuditEvent, AuditRepository } from '../audit/repository.ts';
+import { type AuditEvent, AuditRepository, auditRow } from '../audit/repository.ts';
 import { runPrepared, type SlottedQuery, slotted } from '../db/prepared.ts';
 import type { Tables } from '../db/schema.ts';
 import { type NewSession, sessionRow } from '../sessions/repository.ts';
-import { stringifyExact } from '../shared/exact-json.ts';
-import { type WebhookNotice, WebhooksRepository } from '../webhooks/repository.ts';
+import { insertDeliveries, type WebhookNotice, WebhooksRepository } from '../webhooks/repository.ts';
 import { SigninDevicesRepository } from './device-repository.ts';
 import { SigninAttemptsRepository } from './throttle-repository.ts';
 
@@ -138,35 +137,19 @@ export class GrantRepository {
             .returning('id'),
         )
         .with('notified', (db) =>
-          db
-            .insertInto('webhook_deliveries')
-            .columns([
-              'webhook_id',
-              'message_id',
-              'event_type',
-              'user_id',
-              'payload',
-              'created_at',
-              'retry_until',
-              'next_attempt_at',
-            ])
-            .expression((eb) =>
-              eb
-                .selectFrom('webhook_events')
-                .select([
-                  'webhook_id',
-                  eb.val(s.noticeMessageId).as('message_id'),
-                  'event_type',
-                  eb.val(s.user_id).as('user_id'),
-                  eb.val(s.noticePayload).as('payload'),
-                  eb.val(s.created_at).as('created_at'),
-                  eb.val(s.noticeRetryUntil).as('retry_until'),
-                  eb.val(s.noticeAt).as('next_attempt_at'),
-                ])
-                .where('event_type', '=', 'user.signed_in')
-                .where(({ exists, selectFrom }) => exists(selectFrom('granted').select('user_id'))),
-            )
-            .returning('id'),
+          insertDeliveries(
+            db,
+            'user.signed_in',
+            {
+              message_id: s.noticeMessageId,
+              user_id: s.user_id,
+              payload: s.noticePayload,
+              created_at: s.created_at,
+              retry_until: s.noticeRetryUntil,
+              next_attempt_at: s.noticeAt,
+            },
+            ({ exists, selectFrom }) => exists(selectFrom('granted').select('user_id')),
+          ).returning('id'),
         )
         .selectFrom('granted')
         .select(({ fn, selectFrom }) => [
@@ -180,6 +163,7 @@ export class GrantRepository {
             .as('audited'),
         ]),
     );
+    const row = audit && auditRow(audit, session.now);
     const rows = await runPrepared(
       this.#db,
       this.#grant.query,
@@ -190,10 +174,10 @@ export class GrantRepository {
         rememberDigest: remember?.tokenDigest ?? null,
         rememberAt: BigInt(remember?.now ?? 0),
         rememberUntil: BigInt(remember?.expiresAt ?? 0),
-        auditType: audit?.type ?? null,
-        auditAddress: audit?.address ?? null,
-        auditUserAgent: audit?.userAgent ?? null,
-        auditDetails: audit ? stringifyExact(audit.details) : null,
+        auditType: row?.type ?? null,
+        auditAddress: row?.address ?? null,
+        auditUserAgent: row?.user_agent ?? null,
+        auditDetails: row?.details ?? null,
         noticeMessageId: notice.messageId,
         noticePayload: notice.payload,
         noticeRetryUntil: BigInt(notice.retryUntil),

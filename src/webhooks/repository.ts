@@ -2,7 +2,15 @@
 // are an outbox like mail's (mail/repository.ts): recorded with the change, claimed with a lease,
 // marked by the claimant only. Deliveries of one receiver for one user go out in order: a
 // delivery is claimable only while no earlier one of the pair is still pending.
-import { type ColumnType, type Kysely, sql } from 'kysely';
+import {
+  type ColumnType,
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type QueryCreator,
+  type SqlBool,
+  sql,
+} from 'kysely';
 import { type EpochMs, timestamp as sqlTimestamp, type Tables } from '../db/schema.ts';
 
 type Timestamp = ColumnType<Date, string, string>;
@@ -121,6 +129,71 @@ const webhookOf = (row: {
   createdBy: row.created_by,
 });
 
+/** A delivery row's values that come from its event, or a prepared statement's slots for them. */
+export interface DeliveryValues {
+  message_id: unknown;
+  user_id: unknown;
+  payload: unknown;
+  created_at: unknown;
+  retry_until: unknown;
+  next_attempt_at: unknown;
+}
+
+/** A notice's values for its delivery rows. */
+export function deliveryValues(notice: WebhookNotice): DeliveryValues {
+  return {
+    message_id: notice.messageId,
+    user_id: notice.userId,
+    payload: notice.payload,
+    created_at: notice.createdAt.toISOString(),
+    retry_until: BigInt(notice.retryUntil),
+    next_attempt_at: BigInt(notice.createdAt.getTime()),
+  };
+}
+
+/**
+ * The INSERT … SELECT that writes one delivery per receiver listening to `type`: the repository's
+ * own, and a sign-in grant's data-modifying WITH, which adds `when` (only once its session exists).
+ */
+export function insertDeliveries<DB extends Tables>(
+  db: QueryCreator<DB>,
+  type: string,
+  values: DeliveryValues,
+  when?: (eb: ExpressionBuilder<DB, 'webhook_events'>) => Expression<SqlBool>,
+) {
+  const tables = db as unknown as QueryCreator<Tables>;
+  return tables
+    .insertInto('webhook_deliveries')
+    .columns([
+      'webhook_id',
+      'message_id',
+      'event_type',
+      'user_id',
+      'payload',
+      'created_at',
+      'retry_until',
+      'next_attempt_at',
+    ])
+    .expression((eb) => {
+      const listening = eb
+        .selectFrom('webhook_events')
+        .select([
+          'webhook_id',
+          eb.val(values.message_id).as('message_id'),
+          'event_type',
+          eb.val(values.user_id).as('user_id'),
+          eb.val(values.payload).as('payload'),
+          eb.val(values.created_at).as('created_at'),
+          eb.val(values.retry_until).as('retry_until'),
+          eb.val(values.next_attempt_at).as('next_attempt_at'),
+        ])
+        .where('event_type', '=', type);
+      return when
+        ? listening.where((inner) => when(inner as unknown as ExpressionBuilder<DB, 'webhook_events'>))
+        : listening;
+    });
+}
+
 export class WebhooksRepository {
   readonly #db: Kysely<Tables>;
   readonly #options: WebhooksRepositoryOptions;
@@ -198,34 +271,7 @@ export class WebhooksRepository {
    * written when no one listens, which is what most events of most deployments cost.
    */
   async enqueue(notice: WebhookNotice): Promise<number> {
-    const result = await this.#db
-      .insertInto('webhook_deliveries')
-      .columns([
-        'webhook_id',
-        'message_id',
-        'event_type',
-        'user_id',
-        'payload',
-        'created_at',
-        'retry_until',
-        'next_attempt_at',
-      ])
-      .expression((eb) =>
-        eb
-          .selectFrom('webhook_events')
-          .select([
-            'webhook_id',
-            eb.val(notice.messageId).as('message_id'),
-            eb.val(notice.type).as('event_type'),
-            eb.val(notice.userId).as('user_id'),
-            eb.val(notice.payload).as('payload'),
-            sqlTimestamp(notice.createdAt).as('created_at'),
-            eb.val(BigInt(notice.retryUntil)).as('retry_until'),
-            eb.val(BigInt(notice.createdAt.getTime())).as('next_attempt_at'),
-          ])
-          .where('event_type', '=', notice.type),
-      )
-      .executeTakeFirst();
+    const result = await insertDeliveries(this.#db, notice.type, deliveryValues(notice)).executeTakeFirst();
     return Number(result.numInsertedOrUpdatedRows ?? 0n);
   }
 

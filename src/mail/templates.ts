@@ -316,3 +316,45 @@ export function secondFactorsRemovedMessage(to: string, name: string | undefined
     closing: CLOSING,
   });
 }
+
+/**
+ * A sign-in link (CONTRACT "Sign-in by mail"). `name` is undefined for an address not proven yet,
+ * and for an address with no account (EMAIL_SIGNIN_CREATES_ACCOUNTS): using the link proves it.
+ */
+export function signinLinkMessage(
+  to: string,
+  name: string | undefined,
+  url: string,
+  ttlMs: number,
+): OutgoingMessage {
+  return compose({
+    to,
+    subject: 'Your sign-in link',
+    greeting: hello(name),
+    paragraphs: [
+      `Someone asked to sign in with this email address. The link below signs you in; it works once, for ${duration(ttlMs)}.`,
+      'If you did not ask for this, you can ignore this message: nobody can sign in without the link.',
+    ],
+    link: { label: 'Sign in', url },
+    closing: CLOSING,
+  });
+}
+
+/** A sign-in code: the same rules for `name` as signinLinkMessage. */
+export function signinCodeMessage(
+  to: string,
+  name: string | undefined,
+  code: string,
+  ttlMs: number,
+): OutgoingMessage {
+  return compose({
+    to,
+    subject: `Your sign-in code: ${code}`,
+    greeting: hello(name),
+    paragraphs: [
+      `Someone asked to sign in with this email address. Your sign-in code is ${code}. It works once, for ${duration(ttlMs)}.`,
+      'If you did not ask for this, you can ignore this message: nobody can sign in without the code. Never give it to anyone who asks for it.',
+    ],
+    closing: CLOSING,
+  });
+}

@@ -164,6 +164,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
         'x-total-count-capped',
         'retry-after',
         'usher-second-factor',
+        'usher-second-factor-ticket',
+        'usher-redirect-to',
         'usher-device',
       ],
       maxAge: 600,

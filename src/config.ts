@@ -120,6 +120,11 @@ export interface Config {
     passwordResetTtlMs: number;
     emailVerifyTtlMs: number;
   };
+  /**
+   * EMAIL_SIGNIN_CREATES_ACCOUNTS: a sign-in link or code is mailed to an email with no account
+   * too, and using it creates the account (email verified, no password).
+   */
+  emailSigninCreatesAccounts: boolean;
   passwordReset: {
     /** Reset mails per account per window; further asks still answer 202 and send nothing. */
     perAccount: number;
@@ -481,6 +486,7 @@ export function loadConfig(env: Env = process.env): Config {
       passwordResetTtlMs: integer(env, 'PASSWORD_RESET_TTL_SECONDS', 1800, 60, 7 * 24 * 3600) * 1000,
       emailVerifyTtlMs: integer(env, 'EMAIL_VERIFY_TTL_SECONDS', 86400, 60, 30 * 24 * 3600) * 1000,
     },
+    emailSigninCreatesAccounts: flag(env, 'EMAIL_SIGNIN_CREATES_ACCOUNTS', false),
     passwordReset: {
       perAccount: integer(env, 'PASSWORD_RESET_MAX_PER_ACCOUNT', 3, 1, 1000),
       perAddress: integer(env, 'PASSWORD_RESET_MAX_PER_ADDRESS', 20, 1, 1_000_000),

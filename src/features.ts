@@ -16,6 +16,7 @@ import { createMigrations } from './db/migrations/index.ts';
 import type { SchemaReadiness } from './db/schema-readiness.ts';
 import { healthFeature } from './health/feature.ts';
 import { mailFeature } from './mail/feature.ts';
+import { mailSigninFeature } from './mail-signin/feature.ts';
 import { oauthFeature } from './oauth/feature.ts';
 import { oidcFeature } from './oidc/feature.ts';
 import { pagesFeature } from './pages/feature.ts';
@@ -81,6 +82,7 @@ export const FEATURES: readonly Feature[] = [
   passkeysFeature,
   totpFeature,
   oauthFeature,
+  mailSigninFeature,
   oidcFeature,
   adminFeature,
   auditFeature,

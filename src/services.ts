@@ -20,6 +20,8 @@ import { OutboxRepository } from './mail/repository.ts';
 import type { MailLog } from './mail/service.ts';
 import { MailService } from './mail/service.ts';
 import { createTransport } from './mail/transport.ts';
+import { MailSigninsRepository } from './mail-signin/repository.ts';
+import { MailSigninService } from './mail-signin/service.ts';
 import { IdentitiesRepository } from './oauth/identity-repository.ts';
 import { Providers } from './oauth/providers.ts';
 import { OAuthService } from './oauth/service.ts';
@@ -72,6 +74,8 @@ export interface Services {
   catalog: CatalogService;
   mail: MailService;
   recovery: RecoveryService;
+  /** Sign-in by a link or a code in a mail (mail-signin/). */
+  mailSignin: MailSigninService;
   passkeys: PasskeyService;
   totp: TotpService;
   /** Sign-in with providers, and the identities it links. */
@@ -150,6 +154,9 @@ export function createServices(config: Config, database: Database, options: Serv
     tokens: new AccountTokensRepository(db),
     outbox: new OutboxRepository(db, { rowLocks }),
     requests: new ResetRequestsRepository(db),
+    linkAsks: new ResetRequestsRepository(db, 'email-link'),
+    codeAsks: new ResetRequestsRepository(db, 'email-code'),
+    mailSignins: new MailSigninsRepository(db),
     totp: new TotpRepository(db, { rowLocks }),
     attempts: new SigninAttemptsRepository(db),
     signins: new GrantRepository(db, { postgres }),
@@ -249,6 +256,18 @@ export function createServices(config: Config, database: Database, options: Serv
     now,
     journal: repos.journal,
     userIdByAccount: async (account) => (await repos.users.findByEmailKey(account))?.id,
+  });
+  const mailSignin = new MailSigninService({
+    repositories: repos,
+    transaction,
+    core,
+    mail,
+    policy: {
+      ...config.passwordReset,
+      createsAccounts: config.emailSigninCreatesAccounts,
+      publicUrl: config.publicUrl,
+    },
+    now,
   });
   const reauth = new Reauthentication({ users: repos.users, attempts: throttle, passwords, now });
   const passkeysRepository = repos.passkeys;
@@ -355,11 +374,13 @@ export function createServices(config: Config, database: Database, options: Serv
     }),
     mail,
     recovery,
+    mailSignin,
     passkeys,
     mailDue,
     limits: usersLimits,
     deliver: async (stopping = () => false) => {
       await recovery.processRequests();
+      await mailSignin.processRequests();
       await mail.deliverDue(stopping);
     },
     purgeFinishedMail: () => repos.outbox.purgeFinished(new Date(now() - FINISHED_MAIL_KEPT_MS)),

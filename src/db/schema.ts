@@ -89,6 +89,12 @@ export interface ResetRequestsTable {
   at: EpochMs;
   /** 0 until the background worker has handled it. */
   done: ColumnType<bigint | number, number | undefined, number>;
+  /** What the ask is for (mail-signin/'s migration): `password-reset`, `email-link` or `email-code`. */
+  kind: ColumnType<string, string | undefined, never>;
+  /** Where a sign-in link sends the browser (a checked absolute URL). */
+  redirect_to: ColumnType<string | null, string | null | undefined, never>;
+  /** The asking client's language, for the mail to an email with no account. */
+  locale: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export type LimitScope =

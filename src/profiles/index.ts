@@ -3,7 +3,7 @@
 import { type TSchema, Type } from 'typebox';
 import type { Profile } from '../config.ts';
 import { BODY_LIMITS, describeBytes } from '../shared/body-limits.ts';
-import { type Component, component, failures, Id, Timestamp } from '../shared/schemas.ts';
+import { type Component, component, failures, type HeaderName, Id, Timestamp } from '../shared/schemas.ts';
 import { EMAIL_MAX, NAME_MAX } from '../users/rules.ts';
 import type { User } from '../users/user.ts';
 
@@ -80,6 +80,8 @@ export const SIGNIN_NOTES = {
 export const signinFailureResponses = (
   codeOnly: boolean,
   notes: { SIGNIN_FAILED: Partial<Record<(typeof SIGNIN_FAILED_STATUSES)[number], string>> } = SIGNIN_NOTES,
+  /** What a 401 may carry besides `Usher-Second-Factor` (a mail sign-in's ticket). */
+  more401: readonly HeaderName[] = [],
 ) =>
   failures(
     SIGNIN_FAILED_STATUSES.map((status) => ['SIGNIN_FAILED', status] as const),
@@ -87,7 +89,7 @@ export const signinFailureResponses = (
       codeOnly,
       everyRoute: false,
       notes: { SIGNIN_FAILED: { ...SIGNIN_NOTES.SIGNIN_FAILED, ...notes.SIGNIN_FAILED } },
-      headers: { 401: ['Usher-Second-Factor'] },
+      headers: { 401: ['Usher-Second-Factor', ...more401] },
     },
   );
 const signinFailures = (codeOnly: boolean) => signinFailureResponses(codeOnly);

@@ -4,26 +4,52 @@ import type { Tables } from '../db/schema.ts';
 export interface ResetRequest {
   id: bigint;
   emailKey: string;
+  /** Where a sign-in link sends the browser; null for other asks. */
+  redirectTo: string | null;
+  /** The asking client's language, if it said one. */
+  locale: string | null;
 }
+
+/** What an ask is for: each kind is its own queue, with its own per-address count. */
+export type MailAskKind = 'password-reset' | 'email-link' | 'email-code';
 
 /** `done` of an ask recorded but not yet allowed by its address's limit (0 pending, 1 handled). */
 const HELD = 2;
 
-/** POST /api/password/forgot asks, recorded as they arrive and worked out in the background. */
+/**
+ * Asks that must be answered alike whether or not the email has an account (POST
+ * /api/password/forgot, and the sign-in link and code asks of mail-signin/), recorded as they
+ * arrive and worked out in the background. One instance serves one kind.
+ */
 export class ResetRequestsRepository {
   readonly #db: Kysely<Tables>;
-  constructor(db: Kysely<Tables>) {
+  readonly #kind: MailAskKind;
+  constructor(db: Kysely<Tables>, kind: MailAskKind = 'password-reset') {
     this.#db = db;
+    this.#kind = kind;
   }
 
   /**
    * Records an ask, held: it counts towards its address's limit at once (so simultaneous asks
    * see each other), but the worker does not take it until `release`, after the count allowed it.
    */
-  async add(emailKey: string, address: string, at: number): Promise<bigint> {
+  async add(
+    emailKey: string,
+    address: string,
+    at: number,
+    extra: { redirectTo?: string | undefined; locale?: string | undefined } = {},
+  ): Promise<bigint> {
     const row = await this.#db
       .insertInto('reset_requests')
-      .values({ email_key: emailKey, address, at, done: HELD })
+      .values({
+        email_key: emailKey,
+        address,
+        at,
+        done: HELD,
+        kind: this.#kind,
+        redirect_to: extra.redirectTo ?? null,
+        locale: extra.locale ?? null,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     return row.id;
@@ -44,6 +70,7 @@ export class ResetRequestsRepository {
       .selectFrom('reset_requests')
       .select((eb) => eb.fn.countAll<bigint | number>().as('n'))
       .where('address', '=', address)
+      .where('kind', '=', this.#kind)
       .where('at', '>', BigInt(since))
       .executeTakeFirstOrThrow();
     return Number(row.n);
@@ -55,6 +82,7 @@ export class ResetRequestsRepository {
       .selectFrom('reset_requests')
       .select('at')
       .where('address', '=', address)
+      .where('kind', '=', this.#kind)
       .where('at', '>', BigInt(since))
       .orderBy('at', 'desc')
       .offset(nth - 1)
@@ -66,12 +94,18 @@ export class ResetRequestsRepository {
   async pending(limit: number): Promise<ResetRequest[]> {
     const rows = await this.#db
       .selectFrom('reset_requests')
-      .select(['id', 'email_key'])
+      .select(['id', 'email_key', 'redirect_to', 'locale'])
       .where('done', '=', 0)
+      .where('kind', '=', this.#kind)
       .orderBy('id')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ id: r.id, emailKey: r.email_key }));
+    return rows.map((r) => ({
+      id: r.id,
+      emailKey: r.email_key,
+      redirectTo: r.redirect_to,
+      locale: r.locale,
+    }));
   }
 
   /**

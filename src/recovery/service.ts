@@ -7,14 +7,13 @@ import type { IdentitiesRepository } from '../oauth/identity-repository.ts';
 import { checkPassword } from '../passwords/policy.ts';
 import type { PasswordRepositories, PasswordService } from '../passwords/service.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
-import { addressKey } from '../shared/address.ts';
 import { AppError } from '../shared/errors.ts';
 import type { AccountTokensRepository } from '../tokens/repository.ts';
 import { hashAccountToken, isTokenShaped } from '../tokens/tokens.ts';
 import type { TotpRepository } from '../totp/repository.ts';
 import type { UsersRepository } from '../users/repository.ts';
-import { EMAIL_MAX } from '../users/rules.ts';
 import { emailKey } from '../users/user.ts';
+import { recordAsk } from './asks.ts';
 import type { ResetRequestsRepository } from './repository.ts';
 
 export interface RecoveryRepositories extends PasswordRepositories {
@@ -99,29 +98,12 @@ export class RecoveryService {
    * else, like the sign-in throttle: more than the limit from one address is a 429.
    */
   async forgot(email: string, client: string): Promise<void> {
-    // Counted by network, like every per-address limit: an IPv6 client holds a whole /64.
-    const address = addressKey(client);
-    const now = this.#now();
-    const since = now - this.#policy.windowMs;
-    // An email no account can have is recorded under a key that matches none, so the work and
-    // the answer stay the same.
-    const key = email.length > EMAIL_MAX * 4 ? '' : emailKey(email);
-    const storable = [...key].length <= EMAIL_MAX && !key.includes('\u0000') ? key : '';
-    const requests = this.#repos.requests;
-    const id = await requests.add(storable, address, now);
-    if ((await requests.countFrom(address, since)) > this.#policy.perAddress) {
-      await requests.remove(id);
-      const nth = await requests.nthNewestFrom(address, since, this.#policy.perAddress);
-      const retryAfter = Math.max(1, Math.ceil(((nth ?? now) + this.#policy.windowMs - now) / 1000));
-      throw new AppError(
-        'TOO_MANY_REQUESTS',
-        'Too many password-reset requests from this address; try again later.',
-        429,
-        { 'retry-after': String(retryAfter) },
-      );
-    }
-    // Only now may the worker take it: a refused ask must never be mailed, however soon it looks.
-    await requests.release(id);
+    await recordAsk(
+      this.#repos.requests,
+      { email, client, now: this.#now() },
+      this.#policy,
+      'Too many password-reset requests from this address; try again later.',
+    );
     this.#mail.wake();
   }
 

@@ -109,6 +109,22 @@ export const HEADERS = {
     enum: ['totp'],
     description: 'The password was right and the account needs a code too: send `code`.',
   },
+  'Usher-Second-Factor-Ticket': {
+    type: 'string',
+    minLength: 43,
+    maxLength: 43,
+    pattern: '^[A-Za-z0-9_-]{43}$',
+    description:
+      'Sent with `Usher-Second-Factor` by a sign-in whose method has no field for the code (a mail link or ' +
+      'code): the ticket that POST /api/signin/second-factor finishes it with. Single-use, 5 minutes.',
+  },
+  'Usher-Redirect-To': {
+    type: 'string',
+    format: 'uri',
+    maxLength: 2048,
+    description:
+      'Where the sign-in link was asked to send the browser afterwards (its `redirectTo`, checked when it was asked for).',
+  },
 } as const satisfies Record<string, HeaderSchema>;
 export type HeaderName = keyof typeof HEADERS;
 

@@ -88,7 +88,10 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
 }
 
 /** The token in a link to `page` in a message's text part. */
-export function linkToken(mail: ReceivedMail, page: '/reset-password' | '/verify-email'): string {
+export function linkToken(
+  mail: ReceivedMail,
+  page: '/reset-password' | '/verify-email' | '/signin/email-link',
+): string {
   const match = new RegExp(`${page}#token=([A-Za-z0-9_-]+)`).exec(mail.text);
   if (!match) throw new Error(`no ${page} link in: ${mail.text}`);
   return match[1]!;

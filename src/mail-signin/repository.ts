@@ -1,0 +1,169 @@
+import type { Kysely } from 'kysely';
+import type { Tables } from '../db/schema.ts';
+import type { MailSigninsTable } from './tables.ts';
+
+/** A used or voided link or code expires at the epoch (as account tokens do), so it still counts. */
+const USED = 0;
+
+export interface NewMailSignin {
+  kind: MailSigninsTable['kind'];
+  secretHash: string;
+  salt: string | null;
+  email: string;
+  emailKey: string;
+  userId: bigint | null;
+  redirectTo: string | null;
+  locale: string | null;
+  now: number;
+  expiresAt: number;
+}
+
+export interface StoredMailSignin {
+  id: bigint;
+  secretHash: string;
+  salt: string | null;
+  email: string;
+  emailKey: string;
+  userId: bigint | null;
+  redirectTo: string | null;
+  locale: string | null;
+}
+
+const COLUMNS = [
+  'id',
+  'secret_hash',
+  'salt',
+  'email',
+  'email_key',
+  'user_id',
+  'redirect_to',
+  'locale',
+] as const;
+
+const stored = (row: {
+  id: bigint;
+  secret_hash: string;
+  salt: string | null;
+  email: string;
+  email_key: string;
+  user_id: bigint | null;
+  redirect_to: string | null;
+  locale: string | null;
+}): StoredMailSignin => ({
+  id: BigInt(row.id),
+  secretHash: row.secret_hash,
+  salt: row.salt,
+  email: row.email,
+  emailKey: row.email_key,
+  userId: row.user_id === null ? null : BigInt(row.user_id),
+  redirectTo: row.redirect_to,
+  locale: row.locale,
+});
+
+/** The sign-in links and codes mailed, by the hash of their secret. */
+export class MailSigninsRepository {
+  readonly #db: Kysely<Tables>;
+  constructor(db: Kysely<Tables>) {
+    this.#db = db;
+  }
+
+  async add(entry: NewMailSignin): Promise<void> {
+    await this.#db
+      .insertInto('mail_signins')
+      .values({
+        kind: entry.kind,
+        secret_hash: entry.secretHash,
+        salt: entry.salt,
+        email: entry.email,
+        email_key: entry.emailKey,
+        user_id: entry.userId,
+        redirect_to: entry.redirectTo,
+        locale: entry.locale,
+        created_at: entry.now,
+        expires_at: entry.expiresAt,
+      })
+      .execute();
+  }
+
+  /** Links and codes mailed to the email since `since`, used or not (each one a mail). */
+  async countSince(emailKey: string, since: number): Promise<number> {
+    const row = await this.#db
+      .selectFrom('mail_signins')
+      .select((eb) => eb.fn.countAll<bigint | number>().as('n'))
+      .where('email_key', '=', emailKey)
+      .where('created_at', '>', BigInt(since))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** The live link with this token hash. */
+  async findLink(secretHash: string, now: number): Promise<StoredMailSignin | undefined> {
+    const row = await this.#db
+      .selectFrom('mail_signins')
+      .select(COLUMNS)
+      .where('secret_hash', '=', secretHash)
+      .where('kind', '=', 'link')
+      .where('expires_at', '>', BigInt(now))
+      .executeTakeFirst();
+    return row && stored(row);
+  }
+
+  /** The email's live codes with wrong tries left, newest first. */
+  async liveCodes(emailKey: string, now: number, maxFailures: number): Promise<StoredMailSignin[]> {
+    const rows = await this.#db
+      .selectFrom('mail_signins')
+      .select(COLUMNS)
+      .where('email_key', '=', emailKey)
+      .where('kind', '=', 'code')
+      .where('expires_at', '>', BigInt(now))
+      .where('failures', '<', maxFailures)
+      .orderBy('id', 'desc')
+      .execute();
+    return rows.map(stored);
+  }
+
+  /** A wrong code for the email: counted against each of its live codes. */
+  async codeFailed(emailKey: string, now: number): Promise<void> {
+    await this.#db
+      .updateTable('mail_signins')
+      .set((eb) => ({ failures: eb('failures', '+', 1) }))
+      .where('email_key', '=', emailKey)
+      .where('kind', '=', 'code')
+      .where('expires_at', '>', BigInt(now))
+      .execute();
+  }
+
+  /**
+   * Uses a live link or code: it expires in the statement that checks it, so of two simultaneous
+   * uses exactly one gets the row (a code only while it has wrong tries left).
+   */
+  async consume(id: bigint, now: number, maxFailures: number): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('mail_signins')
+      .set({ expires_at: USED })
+      .where('id', '=', id)
+      .where('expires_at', '>', BigInt(now))
+      .where('failures', '<', maxFailures)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Every other live link and code of the email expires: one of them signed its owner in. */
+  async voidOthers(emailKey: string, now: number): Promise<void> {
+    await this.#db
+      .updateTable('mail_signins')
+      .set({ expires_at: USED })
+      .where('email_key', '=', emailKey)
+      .where('expires_at', '>', BigInt(now))
+      .execute();
+  }
+
+  /** Removes rows that expired before `before` (they can neither be used nor count). */
+  async purgeExpired(before: number): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('mail_signins')
+      .where('expires_at', '<', BigInt(before))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}

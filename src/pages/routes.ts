@@ -15,6 +15,7 @@ const ASSETS = new URL('./assets/', import.meta.url);
 const PAGES = {
   '/reset-password': 'reset-password.html',
   '/verify-email': 'verify-email.html',
+  '/signin/email-link': 'signin-email-link.html',
   '/account': 'account.html',
   '/admin': 'admin.html',
 } as const;
@@ -24,6 +25,7 @@ const FILES = {
   'link.js': 'text/javascript; charset=utf-8',
   'reset-password.js': 'text/javascript; charset=utf-8',
   'verify-email.js': 'text/javascript; charset=utf-8',
+  'signin-email-link.js': 'text/javascript; charset=utf-8',
   'account.js': 'text/javascript; charset=utf-8',
   'account.css': 'text/css; charset=utf-8',
   'interaction.js': 'text/javascript; charset=utf-8',

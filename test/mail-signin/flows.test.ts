@@ -34,7 +34,11 @@ describeEachStore('Sign-in by mail', (store) => {
       assert.equal(res.headers['usher-redirect-to'], `${PUBLIC_URL}/account`);
       const session = sessionToken(res.headers['set-cookie']);
       assert.ok(session, 'a session cookie is set');
-      const me = await app().inject({ method: 'GET', url: '/api/account', headers: { authorization: `Bearer ${session}` } });
+      const me = await app().inject({
+        method: 'GET',
+        url: '/api/account',
+        headers: { authorization: `Bearer ${session}` },
+      });
       assert.equal(me.statusCode, 200, me.body);
       // Once only.
       const again = await app().post('/api/signin/email-link/verify', { token });

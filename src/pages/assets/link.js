@@ -16,8 +16,8 @@ export function takeToken() {
 }
 
 /**
- * POSTs JSON and reads the answer as `{status, error, message, retryAfter}`; status 0 when the
- * server could not be reached. Never throws.
+ * POSTs JSON and reads the answer as `{status, error, message, retryAfter, headers}`; status 0 when
+ * the server could not be reached. Never throws.
  */
 export async function postJson(path, body) {
   let response;
@@ -28,7 +28,7 @@ export async function postJson(path, body) {
       body: JSON.stringify(body),
     });
   } catch {
-    return { status: 0, error: '', message: '', retryAfter: 0 };
+    return { status: 0, error: '', message: '', retryAfter: 0, headers: new Headers() };
   }
   let error = '';
   let message = '';
@@ -40,7 +40,13 @@ export async function postJson(path, body) {
     // 204, or a body that is not JSON (a proxy's error page): the status says enough.
   }
   const retryAfter = Number.parseInt(response.headers.get('retry-after') ?? '', 10);
-  return { status: response.status, error, message, retryAfter: retryAfter > 0 ? retryAfter : 0 };
+  return {
+    status: response.status,
+    error,
+    message,
+    retryAfter: retryAfter > 0 ? retryAfter : 0,
+    headers: response.headers,
+  };
 }
 
 /** Shows an outcome, one paragraph per line; kind is 'ok', 'error' or 'info'. */

@@ -506,6 +506,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/signin/email-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a sign-in link by mail
+         * @description Always 202 for a well-formed request, whether or not the email has an account, in about the same time. For an account, a link to {PUBLIC_URL}/signin/email-link#token=… is mailed: it signs in once, within 15 minutes, and verifies the email. For an email with no account nothing is sent, unless EMAIL_SIGNIN_CREATES_ACCOUNTS=true (then the link creates the account). At most PASSWORD_RESET_MAX_PER_ACCOUNT sign-in mails per email per 15 minutes (further asks answer 202 and send nothing).
+         */
+        post: operations["askSigninLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/signin/email-code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a sign-in code by mail
+         * @description Always 202 for a well-formed request, whether or not the email has an account, in about the same time. For an account, a 6-digit code is mailed: it signs in once, within 10 minutes, and dies with 5 wrong tries. For an email with no account nothing is sent, unless EMAIL_SIGNIN_CREATES_ACCOUNTS=true. The same limits as the sign-in link.
+         */
+        post: operations["askSigninCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/signin/email-link/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with the token from a sign-in link
+         * @description The answers of POST /api/signin: the session cookie and the profile's success body, with the link's `redirectTo` in `Usher-Redirect-To`. Using the link verifies the email. A bad, used or expired token: 401 SIGNIN_FAILED. Usher's page {PUBLIC_URL}/signin/email-link calls this for the link in the mail.
+         */
+        post: operations["signInWithLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/signin/email-code/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with the code from a mail
+         * @description The answers of POST /api/signin: the session cookie and the profile's success body. Using the code verifies the email. A wrong, used or expired code: 401 SIGNIN_FAILED; the 5th wrong try voids the email's codes, and wrong codes count in the sign-in throttle like wrong passwords.
+         */
+        post: operations["signInWithCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/session/token": {
         parameters: {
             query?: never;
@@ -1112,11 +1192,6 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
-        /** @description Accepted: whatever follows happens by mail. */
-        Accepted: {
-            /** @enum {string} */
-            status: "accepted";
-        };
         /** @description One event on its way to one receiver. */
         WebhookDelivery: {
             /**
@@ -1324,6 +1399,11 @@ export interface components {
             createdAt: string;
             /** @description When its latest session was granted; null if it never signed in. */
             lastSignInAt: string | null;
+        };
+        /** @description Accepted: whatever follows happens by mail. */
+        Accepted: {
+            /** @enum {string} */
+            status: "accepted";
         };
         /** @description Two-step sign-in is on: the recovery codes, shown this once. */
         RecoveryCodes: {
@@ -4243,6 +4323,418 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    askSigninLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The email to sign in with. */
+                    email: string;
+                    /** @description Where the link page sends the browser once signed in: a path on PUBLIC_URL or a URL on an origin of CORS_ORIGINS. Default `/account`. */
+                    redirectTo?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted; a mail follows if the email has an account. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `TOO_MANY_REQUESTS`: Too many asks from this client address (PASSWORD_RESET_MAX_PER_ADDRESS per 15 minutes). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    askSigninCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The email to sign in with. */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted; a mail follows if the email has an account. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body is not valid JSON (or is nested deeper than 32 arrays or objects, or holds more than 1000), or a field breaks a rule; the message names the field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `TOO_MANY_REQUESTS`: Too many asks from this client address (PASSWORD_RESET_MAX_PER_ADDRESS per 15 minutes). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    signInWithLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The token from the link in the mail (the part after #token=). */
+                    token: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed in; the session cookie is set. */
+            200: {
+                headers: {
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
+                    "Set-Cookie"?: string;
+                    /** @description Where the sign-in link was asked to send the browser afterwards (its `redirectTo`, checked when it was asked for). */
+                    "Usher-Redirect-To"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The request body must be a JSON object with the token from the link in the string field token. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError400"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: This sign-in link is unknown, was already used, or has expired; ask for a new one. With `Usher-Second-Factor: totp` and `Usher-Second-Factor-Ticket` when the account has TOTP in force: POST /api/signin/second-factor with that ticket and a code finishes the sign-in. */
+            401: {
+                headers: {
+                    /** @description The password was right and the account needs a code too: send `code`. */
+                    "Usher-Second-Factor"?: "totp";
+                    /** @description Sent with `Usher-Second-Factor` by a sign-in whose method has no field for the code (a mail link or code): the ticket that POST /api/signin/second-factor finishes it with. Single-use, 5 minutes. */
+                    "Usher-Second-Factor-Ticket"?: string;
+                    /** @description Where the sign-in link was asked to send the browser afterwards (its `redirectTo`, checked when it was asked for). */
+                    "Usher-Redirect-To"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError401"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: An admin disabled the account (the link or code was right). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError403"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError413"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Too many failed sign-ins from this address (or, for a code, for this account); try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError429"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError500"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The database does not answer, or the server is too busy to check passwords (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError503"];
+                };
+            };
+        };
+    };
+    signInWithCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The email the code was mailed to. */
+                    email: string;
+                    /** @description The 6-digit code from the mail (spaces and hyphens are ignored). */
+                    code: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed in; the session cookie is set. */
+            200: {
+                headers: {
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
+                    "Set-Cookie"?: string;
+                    /** @description Where the sign-in link was asked to send the browser afterwards (its `redirectTo`, checked when it was asked for). */
+                    "Usher-Redirect-To"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The request body must be a JSON object with string fields email and code. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError400"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The email or the code is not right, or the code has expired; ask for a new one if it has. With `Usher-Second-Factor: totp` and `Usher-Second-Factor-Ticket` when the account has TOTP in force: POST /api/signin/second-factor with that ticket and a code finishes the sign-in. */
+            401: {
+                headers: {
+                    /** @description The password was right and the account needs a code too: send `code`. */
+                    "Usher-Second-Factor"?: "totp";
+                    /** @description Sent with `Usher-Second-Factor` by a sign-in whose method has no field for the code (a mail link or code): the ticket that POST /api/signin/second-factor finishes it with. Single-use, 5 minutes. */
+                    "Usher-Second-Factor-Ticket"?: string;
+                    /** @description Where the sign-in link was asked to send the browser afterwards (its `redirectTo`, checked when it was asked for). */
+                    "Usher-Redirect-To"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError401"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: An admin disabled the account (the link or code was right). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError403"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError413"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Too many failed sign-ins from this address (or, for a code, for this account); try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError429"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError500"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The database does not answer, or the server is too busy to check passwords (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeOnlyError503"];
                 };
             };
         };

@@ -106,6 +106,11 @@ export interface Failure<C extends string = ErrorCode, S extends number = number
   readonly retryAfter?: number;
   /** `totp` when the password was right and a TOTP or recovery code is needed (Usher-Second-Factor). */
   readonly secondFactor?: string;
+  /**
+   * A mail sign-in's ticket (Usher-Second-Factor-Ticket), when the account has two-step sign-in:
+   * finish with finishSignIn(ticket, code).
+   */
+  readonly ticket?: string;
   readonly response: Response;
 }
 
@@ -168,6 +173,11 @@ export type SignInFailure<P extends Profile> =
 export type SecondFactorFailure<P extends Profile> =
   | FailureOf<Paths<P>['/api/signin/second-factor']['post']>
   | ConnectionFailure;
+/** How a sign-in with a mail's link or code can fail (POST /api/signin/email-link/verify, …/email-code/verify). */
+export type MailSignInFailure<P extends Profile> =
+  | FailureOf<Paths<P>['/api/signin/email-link/verify']['post']>
+  | FailureOf<Paths<P>['/api/signin/email-code/verify']['post']>
+  | ConnectionFailure;
 /** How a native app's sign-in with an ID token can fail (POST /api/sessions/oauth). */
 export type IdTokenFailure<P extends Profile> =
   | FailureOf<Paths<P>['/api/sessions/oauth']['post']>
@@ -191,6 +201,9 @@ export interface ProviderLanding {
   /** A second-factor ticket (`#second-factor=`): finish with finishSignIn(ticket, code). */
   readonly ticket?: string;
 }
+
+/** What a sign-in mail gave: the token of its link (`#token=…`), or its code with the email. */
+export type MailProof = { readonly token: string } | { readonly email: string; readonly code: string };
 
 export interface Credentials {
   readonly email: string;
@@ -241,7 +254,25 @@ export interface UsherClient<P extends Profile> {
   providerSignInUrl(provider: string, options?: { redirectTo?: string; intent?: 'signin' | 'link' }): string;
   /** Reads the page's address after a provider sign-in: its `?error=` or `#second-factor=` ticket. */
   readProviderLanding(url: string | URL): ProviderLanding;
-  /** Finishes a sign-in that left a ticket, with a code: POST /api/signin/second-factor (cookie mode). */
+  /**
+   * Asks for a sign-in mail: a link (POST /api/signin/email-link, the default; `redirectTo` is where
+   * Usher's link page goes afterwards) or a 6-digit code (POST /api/signin/email-code). The answer is
+   * the same whether or not the email has an account.
+   */
+  askSignInMail(
+    email: string,
+    options?: { via?: 'link' | 'code'; redirectTo?: string },
+  ): Promise<ResultOf<Paths<P>['/api/signin/email-link']['post']>>;
+  /**
+   * Signs in with a sign-in mail's link token or code. In token mode the session token is taken
+   * from the answer's cookie and kept. With two-step sign-in the failure carries `ticket`:
+   * finishSignIn(ticket, code).
+   */
+  signInWithMail(proof: MailProof): Promise<Success<User<P>> | MailSignInFailure<P>>;
+  /**
+   * Finishes a sign-in that left a ticket, with a code: POST /api/signin/second-factor (in token
+   * mode the session token is taken from the answer's cookie and kept).
+   */
   finishSignIn(ticket: string, code: string): Promise<Success<User<P>> | SecondFactorFailure<P>>;
   /**
    * Native apps: signs in with the platform SDK's ID token (POST /api/sessions/oauth) and keeps the
@@ -320,6 +351,7 @@ export function createUsherClient<P extends Profile>(options: UsherClientOptions
     const message = (error as { message?: unknown }).message;
     const wait = retryAfter(response.headers);
     const factor = response.headers.get('usher-second-factor');
+    const ticket = response.headers.get('usher-second-factor-ticket');
     return {
       ok: false,
       status: response.status,
@@ -328,6 +360,7 @@ export function createUsherClient<P extends Profile>(options: UsherClientOptions
       ...(typeof message === 'string' ? { message } : {}),
       ...(wait === undefined ? {} : { retryAfter: wait }),
       ...(factor === null ? {} : { secondFactor: factor }),
+      ...(ticket === null ? {} : { ticket }),
     };
   }
 
@@ -370,7 +403,31 @@ export function createUsherClient<P extends Profile>(options: UsherClientOptions
 
   async function finishSignIn(ticket: string, code: string): Promise<Result<unknown, string>> {
     const result = await call.POST('/api/signin/second-factor', { body: { ticket, code } });
-    return result.ok ? { ...result, data: signedInUser(result.data) } : result;
+    if (!result.ok) return result;
+    if (mode === 'token') token = sessionCookie(result.response) ?? token;
+    return { ...result, data: signedInUser(result.data) };
+  }
+
+  function askSignInMail(
+    email: string,
+    ask: { via?: 'link' | 'code'; redirectTo?: string } = {},
+  ): Promise<Result<unknown, string>> {
+    if (ask.via === 'code') return call.POST('/api/signin/email-code', { body: { email } });
+    const body = { email, ...(ask.redirectTo === undefined ? {} : { redirectTo: ask.redirectTo }) };
+    return call.POST('/api/signin/email-link', { body });
+  }
+
+  async function signInWithMail(proof: MailProof): Promise<Result<unknown, string>> {
+    const result =
+      'token' in proof
+        ? await call.POST('/api/signin/email-link/verify', { body: { token: proof.token } })
+        : await call.POST('/api/signin/email-code/verify', {
+            body: { email: proof.email, code: proof.code },
+          });
+    if (!result.ok) return result;
+    // The session rides in the cookie; outside a browser it is read back as the Bearer token.
+    if (mode === 'token') token = sessionCookie(result.response) ?? token;
+    return { ...result, data: signedInUser(result.data) };
   }
 
   async function signInWithIdToken(input: IdTokenSignIn): Promise<Result<unknown, string>> {
@@ -427,10 +484,21 @@ export function createUsherClient<P extends Profile>(options: UsherClientOptions
     providerSignInUrl,
     readProviderLanding,
     finishSignIn: finishSignIn as UsherClient<P>['finishSignIn'],
+    askSignInMail: askSignInMail as UsherClient<P>['askSignInMail'],
+    signInWithMail: signInWithMail as UsherClient<P>['signInWithMail'],
     signInWithIdToken: signInWithIdToken as UsherClient<P>['signInWithIdToken'],
     signOut: signOut as UsherClient<P>['signOut'],
     raw,
   };
+}
+
+/** The session token in an answer's `usher_session` cookie (readable outside browsers only). */
+function sessionCookie(response: Response): string | undefined {
+  for (const cookie of response.headers.getSetCookie?.() ?? []) {
+    const match = /^usher_session=([^;]+)/.exec(cookie);
+    if (match) return decodeURIComponent(match[1]!);
+  }
+  return undefined;
 }
 
 function pickCode(credentials: Credentials): { code?: string } {

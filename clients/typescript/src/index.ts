@@ -11,6 +11,8 @@ export {
   type FailureOf,
   type IdTokenFailure,
   type IdTokenSignIn,
+  type MailProof,
+  type MailSignInFailure,
   type PagedSuccess,
   type Paths,
   type Product,

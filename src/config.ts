@@ -3,6 +3,12 @@
 // environment to launch.ts only to decide whether Node must start again with what it reads at start.)
 import { createPrivateKey } from 'node:crypto';
 import { availableParallelism } from 'node:os';
+import {
+  loadOperatorTemplates,
+  NO_OPERATOR_TEMPLATES,
+  type OperatorTemplates,
+  TemplateError,
+} from './mail/operator-templates.ts';
 import type { PoolPriority } from './shared/threadpool.ts';
 
 export const PROFILES = ['a', 'b'] as const;
@@ -94,6 +100,8 @@ export interface Config {
     claimMs: number;
     /** How often each instance looks for messages to send (new ones are sent at once regardless). */
     pollMs: number;
+    /** MAIL_TEMPLATES_DIR's texts and templates, checked at start (none when it is unset). */
+    templates: OperatorTemplates;
   };
   audit: {
     /** How long audit records are kept (AUDIT_RETENTION_DAYS). */
@@ -313,6 +321,18 @@ function smtpUrl(env: Env): string | undefined {
   throw new ConfigError('SMTP_URL', 'expected smtp://user:password@host:port or smtps://…');
 }
 
+/** MAIL_TEMPLATES_DIR: read and checked now, so a broken template stops the start, naming its file. */
+function mailTemplates(env: Env): OperatorTemplates {
+  const dir = env.MAIL_TEMPLATES_DIR;
+  if (dir === undefined || dir === '') return NO_OPERATOR_TEMPLATES;
+  try {
+    return loadOperatorTemplates(dir);
+  } catch (error) {
+    if (error instanceof TemplateError) throw new ConfigError('MAIL_TEMPLATES_DIR', error.message);
+    throw error;
+  }
+}
+
 function webhookSettings(env: Env): Config['webhooks'] {
   const timeoutMs = integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000;
   const claimMs = integer(env, 'WEBHOOK_CLAIM_SECONDS', 60, 1, 3600) * 1000;
@@ -476,6 +496,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxAgeMs: integer(env, 'MAIL_RETRY_SECONDS', 24 * 3600, 1, 30 * 24 * 3600) * 1000,
       claimMs: integer(env, 'MAIL_CLAIM_SECONDS', 60, 1, 3600) * 1000,
       pollMs: integer(env, 'MAIL_POLL_MS', 5000, 50, 600_000),
+      templates: mailTemplates(env),
     },
     audit: {
       retentionMs: integer(env, 'AUDIT_RETENTION_DAYS', 90, 1, 3650) * 24 * 3600 * 1000,

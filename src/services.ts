@@ -19,6 +19,7 @@ import { AccountMail } from './mail/account-mail.ts';
 import { OutboxRepository } from './mail/repository.ts';
 import type { MailLog } from './mail/service.ts';
 import { MailService } from './mail/service.ts';
+import { MailTemplates } from './mail/templates.ts';
 import { createTransport } from './mail/transport.ts';
 import { MailSigninsRepository } from './mail-signin/repository.ts';
 import { MailSigninService } from './mail-signin/service.ts';
@@ -156,7 +157,7 @@ export function createServices(config: Config, database: Database, options: Serv
     requests: new ResetRequestsRepository(db),
     linkAsks: new ResetRequestsRepository(db, 'email-link'),
     codeAsks: new ResetRequestsRepository(db, 'email-code'),
-    mailSignins: new MailSigninsRepository(db),
+    mailSignins: new MailSigninsRepository(db, { rowLocks }),
     totp: new TotpRepository(db, { rowLocks }),
     attempts: new SigninAttemptsRepository(db),
     signins: new GrantRepository(db, { postgres }),
@@ -210,6 +211,7 @@ export function createServices(config: Config, database: Database, options: Serv
     due: mailDue,
     onOutcome: options.observers?.mailOutcome,
     log: options.mailLog,
+    templates: new MailTemplates(config.mail.templates, { now }),
   });
   const accountMail = new AccountMail({
     mail,

@@ -1,4 +1,5 @@
 import type { Feature } from '../features.ts';
+import { adminImportRoutes, ImportReportComponent } from './import-routes.ts';
 import { createAdmin } from './migrations/2026-11-27-0019-admin.ts';
 import { AdminUserComponent, AdminUserDetailComponent, adminRoutes } from './routes.ts';
 
@@ -10,6 +11,13 @@ import { AdminUserComponent, AdminUserDetailComponent, adminRoutes } from './rou
 export const adminFeature: Feature = {
   name: 'admin',
   migrations: { '2026-11-27-0019-admin': createAdmin },
-  routes: (app, { services }) => app.register(adminRoutes, { admin: services.admin }),
-  components: () => [AdminUserComponent, AdminUserDetailComponent],
+  routes: async (app, { services, config }) => {
+    await app.register(adminRoutes, { admin: services.admin });
+    await app.register(adminImportRoutes, {
+      users: services.users,
+      hashConcurrency: config.passwordHash.concurrency,
+      now: services.now,
+    });
+  },
+  components: () => [AdminUserComponent, AdminUserDetailComponent, ImportReportComponent],
 };

@@ -36,6 +36,8 @@ export interface AdminUserRecord {
   disabledAt: Date | null;
   disabledReason: string | null;
   lastSignInAt: Date | null;
+  /** The account's language (BCP 47), for the mail staff send it. */
+  locale: string;
 }
 
 const ADMIN_COLUMNS = [
@@ -49,6 +51,7 @@ const ADMIN_COLUMNS = [
   'disabled_at',
   'disabled_reason',
   'last_signin_at',
+  'locale',
 ] as const;
 
 interface AdminRow {
@@ -62,6 +65,7 @@ interface AdminRow {
   disabled_at: Date | null;
   disabled_reason: string | null;
   last_signin_at: Date | null;
+  locale: string;
 }
 
 function toRecord(row: AdminRow): AdminUserRecord {
@@ -76,6 +80,7 @@ function toRecord(row: AdminRow): AdminUserRecord {
     disabledAt: row.disabled_at,
     disabledReason: row.disabled_reason,
     lastSignInAt: row.last_signin_at,
+    locale: row.locale,
   };
 }
 

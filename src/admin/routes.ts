@@ -4,6 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { LOCALE_MAX } from '../i18n/locale.ts';
 import { PasskeyComponent } from '../passkeys/routes.ts';
 import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import { currentSession } from '../sessions/guard.ts';
@@ -127,6 +128,13 @@ const InviteBody = Type.Object(
     email: Type.String({ maxLength: 1000 }),
     name: Type.String({ maxLength: 1000 }),
     roles: Type.Optional(AppRoles),
+    locale: Type.Optional(
+      Type.String({
+        maxLength: LOCALE_MAX * 4,
+        description: `The invitee's language: a BCP 47 tag of at most ${LOCALE_MAX} characters (\`de-AT\`), stored in its canonical form; the invitation and later mails are written in the best match there are texts for. Without it, the first language of the request's Accept-Language there are texts for (the admin's browser: give it when the invitee reads another), else \`en\`.`,
+        examples: ['fr'],
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -430,7 +438,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
       config: { auth: 'admin', noStore: true },
     },
     async (request, reply) => {
-      const invited = await admin.invite(acting(request), request.body);
+      const invited = await admin.invite(acting(request), request.body, request.headers['accept-language']);
       reply.code(201).header('location', `/api/admin/users/${invited.id}`);
       return detail(invited);
     },

@@ -17,7 +17,7 @@ import { type PageRequest, refuseDeepPage } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
 import type { TotpRepository } from '../totp/repository.ts';
 import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
-import { checkEmail, checkName } from '../users/rules.ts';
+import { checkEmail, checkLocale, checkName } from '../users/rules.ts';
 import { type AccountIdentity, type AccountMethodReaders, keepAnAdmin } from '../users/service.ts';
 import { type AccountRole, emailKey, type User } from '../users/user.ts';
 import type { AdminRepository, AdminSortKey, AdminUserRecord, UserFilters } from './repository.ts';
@@ -370,15 +370,24 @@ export class AdminService {
    */
   async invite(
     acting: Acting,
-    input: { email: string; name: string; roles?: readonly string[] | undefined },
+    input: {
+      email: string;
+      name: string;
+      roles?: readonly string[] | undefined;
+      locale?: string | undefined;
+    },
+    acceptLanguage?: string | undefined,
   ): Promise<AdminUserDetail> {
     const email = checkEmail(input.email);
     const name = checkName(input.name);
+    // The invitee's language: asked for, else the inviting browser's (the admin's guess), else en.
+    const locale =
+      input.locale === undefined ? this.#accountMail.localeFor(acceptLanguage) : checkLocale(input.locale);
     const roles = input.roles === undefined ? [] : [...new Set(input.roles)];
     const user = await this.#transaction(async (repos) => {
       let created: User;
       try {
-        created = await repos.users.insert({ email, emailKey: emailKey(email), name });
+        created = await repos.users.insert({ email, emailKey: emailKey(email), name, locale });
       } catch (error) {
         if (error instanceof EmailTakenError) throw emailTaken();
         throw error;
@@ -403,4 +412,5 @@ const addressee = (user: AdminUserRecord) => ({
   email: user.email,
   name: user.name,
   emailVerified: user.emailVerified,
+  locale: user.locale,
 });

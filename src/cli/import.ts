@@ -1,46 +1,58 @@
-// `users import FILE`: JSON lines or CSV, every row checked by the registration rules, hashed in
-// parallel within the configured hash concurrency, safe to rerun (existing emails are skipped).
-// A row without a password (no "password" key or null in JSON lines, no password column in CSV)
-// imports an account without one, as `users add --no-password` does: nothing to hash.
+// `users import FILE`: JSON lines or CSV. Every line is checked first (users/imports.ts: the
+// registration rules, a plain password or another system's hash, emailVerified, createdAt); one
+// bad line refuses the whole file, with the line number of each, before anything is written.
+// Then the accounts go in batches of 500, each one transaction; plain passwords are hashed in
+// parallel within the configured hash concurrency, hashes from other systems are kept as they
+// are (re-hashed at each user's first sign-in). Emails that already have an account are skipped,
+// so an interrupted import is finished by running it again. A line without a password (no
+// "password" or "passwordHash", or null) imports an account without one.
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream';
 import { type Parser, parse } from 'csv-parse';
-import { AppError } from '../shared/errors.ts';
+import {
+  type CheckedImport,
+  checkImportRow,
+  IMPORT_FIELDS,
+  type ImportField,
+  type ImportRefusal,
+  type ImportRow,
+  prepareImports,
+  refusalOf,
+  rowOfObject,
+} from '../users/imports.ts';
 import type { UsersService } from '../users/service.ts';
 
-export interface ImportRow {
-  line: number;
-  email: unknown;
-  name: unknown;
-  password: unknown;
-}
-
-export interface Refusal {
-  line: number;
-  reason: string;
-}
+export type Refusal = ImportRefusal;
 
 export interface ImportReport {
+  /** Data lines read (blank lines are not counted). */
   total: number;
   imported: number;
   skipped: number;
+  /** Every refused line; when there is one, nothing was imported. */
   refused: Refusal[];
   seconds: number;
 }
 
-/** One data line of the file: a row to register, or a line refused before any registration. */
+/** One data line of the file: a row to check, or a line refused before any rule is applied. */
 type Entry = { row: ImportRow } | { refused: Refusal };
 
 /** A file that cannot be read as a whole (broken CSV quoting): refused before anything is imported. */
-class ImportFileError extends Error {}
+export class ImportFileError extends Error {}
+
+/**
+ * The import failed part-way (the database went away, the file changed between the check and
+ * the import): the batches before it are in, and a rerun skips them.
+ */
+export class ImportInterruptedError extends Error {}
 
 const LINE_BREAKS = /\r\n|\r|\n/g;
 const LEADING_BREAKS = /^(?:\r\n|\r|\n)*/;
 const breaks = (text: string) => text.match(LINE_BREAKS)?.length ?? 0;
-/** The password column is optional: a file without one imports accounts without passwords. */
+/** Only these columns must be there: a file without a password column imports accounts without passwords. */
 const REQUIRED = ['email', 'name'] as const;
 /** Far above any valid row; only bounds what one unclosed quote can make the parser hold. */
 const MAX_CSV_RECORD = 1 << 20;
@@ -63,9 +75,44 @@ async function* jsonLines(path: string): AsyncGenerator<Entry> {
       yield { refused: { line, reason: 'not a JSON object' } };
       continue;
     }
-    const { email, name, password } = value as Record<string, unknown>;
-    yield { row: { line, email, name, password } };
+    let entry: Entry;
+    try {
+      entry = { row: rowOfObject(line, value as Record<string, unknown>) };
+    } catch (error) {
+      entry = { refused: refusalOf(line, error) };
+    }
+    yield entry;
   }
+}
+
+const folded = (name: string) =>
+  name
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_-]/g, '');
+/** A header's column names, in any case and with `_` or `-` (password_hash), to the fields they are. */
+const CSV_COLUMNS = new Map<string, ImportField>(IMPORT_FIELDS.map((field) => [folded(field), field]));
+
+/**
+ * A CSV record as a row. CSV has no null: an empty cell of an optional column is an absent field
+ * (a row with neither password nor passwordHash imports an account without a password).
+ * emailVerified is written true or false.
+ */
+function rowOfRecord(line: number, record: Record<string, string>): ImportRow {
+  const cell = (field: ImportField) => {
+    const value = record[field];
+    return value === '' ? undefined : value;
+  };
+  const verified = cell('emailVerified')?.trim().toLowerCase();
+  return {
+    line,
+    email: record.email,
+    name: record.name,
+    password: cell('password'),
+    passwordHash: cell('passwordHash'),
+    emailVerified: verified === 'true' ? true : verified === 'false' ? false : cell('emailVerified'),
+    createdAt: cell('createdAt'),
+  };
 }
 
 /**
@@ -89,7 +136,8 @@ async function* csvRecords(path: string): AsyncGenerator<Entry> {
     // The header names the columns in any order and case, as before.
     columns: (header: string[]) => {
       linesRead = parser.info.lines;
-      columns = header.map((name) => name.trim().toLowerCase());
+      // Known columns by their field's name; others keep theirs (and are ignored).
+      columns = header.map((name) => CSV_COLUMNS.get(folded(name)) ?? name.trim().toLowerCase());
       for (const column of REQUIRED) {
         if (!columns.includes(column)) {
           refusals.push({ line: linesRead, reason: `the header has no "${column}" column` });
@@ -106,8 +154,7 @@ async function* csvRecords(path: string): AsyncGenerator<Entry> {
     // With raw on, a record comes here as { record, raw }.
     on_record: (output: { record: Record<string, string>; raw?: string }): Entry => {
       const { record, raw } = output;
-      const line = startLine(raw);
-      return { row: { line, email: record.email, name: record.name, password: record.password } };
+      return { row: rowOfRecord(startLine(raw), record) };
     },
     on_skip: (error, raw) => {
       const line = startLine(raw);
@@ -191,116 +238,82 @@ export function progressReporter(stream: NodeJS.WriteStream): Progress {
 /** Rows per batch: far under either store's limit on bound parameters, and a short transaction. */
 const BATCH_ROWS = 500;
 
+/** Every line checked, in file order: the refusals, and how many lines there are. */
+async function checkAll(path: string, format: 'csv' | 'jsonl', now: number) {
+  const refused: Refusal[] = [];
+  let total = 0;
+  for await (const entry of entries(path, format)) {
+    total += 1;
+    if ('refused' in entry) refused.push(entry.refused);
+    else
+      await checkImportRow(entry.row, now).catch((error: unknown) => {
+        refused.push(refusalOf(entry.row.line, error));
+      });
+  }
+  refused.sort((x, y) => x.line - y.line);
+  return { refused, total };
+}
+
+/**
+ * Imports FILE (see the top of this file). `concurrency`: HASH_CONCURRENCY; a couple more
+ * workers than hash slots keep the pool busy while others wait on the database.
+ */
 export async function importUsers(
   users: UsersService,
   path: string,
   concurrency: number,
   progress: Progress,
+  now: () => number = Date.now,
 ): Promise<ImportReport> {
   const format = await formatOf(path);
-  // A first pass counts the rows for the progress bar (and finds broken CSV before anything is
-  // imported); the file is streamed both times, so its size is not bounded by memory.
-  let total = 0;
-  for await (const _ of entries(path, format)) total += 1;
   const startedAt = Date.now();
-  const refused: Refusal[] = [];
+  const seconds = () => (Date.now() - startedAt) / 1000;
+  // First pass: every line checked, nothing written. Both passes stream the file, so its size is
+  // not bounded by memory.
+  const checked = await checkAll(path, format, now());
+  if (checked.refused.length > 0)
+    return { total: checked.total, imported: 0, skipped: 0, refused: checked.refused, seconds: seconds() };
+
+  const { total } = checked;
   let done = 0;
   let imported = 0;
   let skipped = 0;
-  const counted = (n = 1) => {
-    done += n;
-    progress.update(done, total, startedAt);
-  };
-  // Rows without a password go in batches, many in one statement and transaction
-  // (UsersService.importWithoutPasswords, no mail): a million rows take minutes, one by one hours
-  // (docs/benchmarks.md, round 12).
-  let batch: ImportRow[] = [];
-  const flush = async (rows: ImportRow[]) => {
+  const write = async (rows: CheckedImport[]) => {
     if (rows.length === 0) return;
-    const outcomes = await users.importWithoutPasswords(
-      rows.map((row) => ({ email: row.email as string, name: row.name as string })),
-    );
-    for (const [i, outcome] of outcomes.entries()) {
-      if (outcome === 'imported') imported++;
-      else if (outcome === 'skipped') skipped++;
-      else if (outcome.code === 'VALIDATION_FAILED')
-        refused.push({ line: rows[i]!.line, reason: outcome.message });
-      else throw outcome;
+    const accounts = await prepareImports(users, rows, concurrency + 2, () => {
+      done += 1;
+      progress.update(done, total, startedAt);
+    });
+    for (const result of await users.importAccounts(accounts)) {
+      if (result === 'imported') imported++;
+      else skipped++;
     }
-    counted(rows.length);
   };
-  const source = entries(path, format);
-  const worker = async () => {
-    // The workers share one generator: each next() waits for the previous one, so every entry
-    // goes to exactly one worker and the file is read only as fast as rows are registered.
-    for (let next = await source.next(); !next.done; next = await source.next()) {
-      const entry = next.value;
-      if ('refused' in entry) {
-        refused.push(entry.refused);
-      } else if (withoutPassword(entry.row)) {
-        // Taken whole by the worker that fills the batch; the others read on meanwhile.
-        batch.push(entry.row);
-        if (batch.length >= BATCH_ROWS) {
-          const full = batch;
-          batch = [];
-          await flush(full);
-        }
-        continue;
-      } else {
-        await register(
-          users,
-          entry.row,
-          refused,
-          () => imported++,
-          () => skipped++,
-        );
+  try {
+    let batch: CheckedImport[] = [];
+    for await (const entry of entries(path, format)) {
+      // Checked again as it is read: the same rules give the same answers, unless the file changed.
+      const row = 'row' in entry ? await checkImportRow(entry.row, now()).catch(() => undefined) : undefined;
+      if (row === undefined) {
+        const line = 'row' in entry ? entry.row.line : entry.refused.line;
+        throw new ImportFileError(`line ${line} changed while it was being imported`);
       }
-      counted();
+      batch.push(row);
+      if (batch.length >= BATCH_ROWS) {
+        await write(batch);
+        batch = [];
+      }
     }
-  };
-  // A couple more workers than hash slots keep the hashing pool busy while others do I/O.
-  await Promise.all(Array.from({ length: Math.max(1, concurrency + 2) }, worker));
-  await flush(batch);
+    await write(batch);
+  } catch (error) {
+    progress.finish();
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ImportInterruptedError(
+      `the import stopped after ${imported} accounts were imported (${skipped} skipped): ${reason}. ` +
+        'Run the same command again to import the rest: accounts already imported are skipped.',
+    );
+  }
   if (done === 0) progress.update(done, total, startedAt);
   progress.finish();
-  refused.sort((x, y) => x.line - y.line);
-  return { total: done, imported, skipped, refused, seconds: (Date.now() - startedAt) / 1000 };
-}
-
-/** A row for the batch: email and name as text, and no password (absent, or JSON null). */
-function withoutPassword(row: ImportRow): boolean {
-  return (
-    typeof row.email === 'string' &&
-    typeof row.name === 'string' &&
-    (row.password === undefined || row.password === null)
-  );
-}
-
-async function register(
-  users: UsersService,
-  row: ImportRow,
-  refused: Refusal[],
-  imported: () => void,
-  skipped: () => void,
-): Promise<void> {
-  try {
-    if (typeof row.email !== 'string' || typeof row.name !== 'string') {
-      throw new AppError('VALIDATION_FAILED', 'email and name must both be present as text');
-    }
-    // Absent (or JSON null): an account without a password. Present, it must be text and pass the
-    // password rules: an empty or mistyped value is refused, not taken as "none".
-    if (row.password === undefined || row.password === null) {
-      await users.registerWithoutPassword({ email: row.email, name: row.name });
-    } else if (typeof row.password !== 'string') {
-      throw new AppError('VALIDATION_FAILED', 'password must be text when present');
-    } else {
-      await users.register({ email: row.email, name: row.name, password: row.password });
-    }
-    imported();
-  } catch (error) {
-    if (error instanceof AppError && error.code === 'EMAIL_TAKEN') skipped();
-    else if (error instanceof AppError && error.code === 'VALIDATION_FAILED') {
-      refused.push({ line: row.line, reason: error.message });
-    } else throw error;
-  }
+  return { total, imported, skipped, refused: [], seconds: seconds() };
 }

@@ -23,7 +23,8 @@ Commands:
   users add --email E --name N     register a user (password from stdin or a hidden prompt;
                                    --no-password: an account without one)
   users list [--json]              list every user
-  users import FILE                import users from JSON lines or CSV (email,name[,password])
+  users import FILE                import users from JSON lines or CSV, with their passwords or
+                                   the hashes of the system they come from (bcrypt, argon2, …)
   users set-password --email E     set a new password (stdin or prompt); ends the user's sessions
   users delete --email E           delete a user with their sessions, products and reviews
   users verify --email E           mark a user's email as verified
@@ -50,7 +51,9 @@ when it is piped (first line), or asked twice without echo on a terminal; never 
   printf '%s\\n' "$PASSWORD" | npx usher users add --email ada@example.com --name Ada
 With --no-password, nothing is read: the account has no password (a password sign-in fails as
 with a wrong one) until its owner sets one through forgot-password, or an operator with
-"users set-password".`,
+"users set-password".
+Either takes --locale L: the account's language, a BCP 47 tag like de, fr-CA or pt-BR (en by
+default); its mail, the verification link first, is written in the best match there are texts for.`,
   'users list': `Usage: usher users list [--json]
 
 Prints every user in id order: a table with a header row (once every user is read, to align its
@@ -58,16 +61,28 @@ columns), or with --json one JSON object per line as they are read, ids as JSON 
 also above 2^53), nothing else on standard output.`,
   'users import': `Usage: usher users import FILE
 
-Imports users from FILE: JSON lines ({"email":…,"name":…,"password":…} per line; .jsonl/.ndjson)
-or CSV with a header row naming email, name and optionally password (.csv; RFC 4180: a quoted
-field may hold commas, doubled quotes and line breaks). A row without a password (no "password",
-or null) makes an account without one, as "users add --no-password" does; such rows go in
-batches of 500 per statement, with no mail (a million in minutes). The file is streamed, read twice (once to count rows).
-Every row is checked by the registration rules; refused rows are reported with their line numbers;
-a CSV with broken quoting is refused whole before anything is imported. Emails that already exist
-are skipped, so an interrupted import can simply be run again. Hashes run in parallel up to
-HASH_CONCURRENCY. A progress bar is shown on a terminal, plain progress lines otherwise.
-Exit code 0 when no row was refused, 1 otherwise.`,
+Imports users from FILE: JSON lines (.jsonl/.ndjson), one object per line,
+  {"email":…,"name":…,"passwordHash":"$2b$10$…","emailVerified":true,"createdAt":"2024-05-01T12:00:00Z"}
+or CSV with a header row naming the same columns in any order (.csv; RFC 4180: a quoted field may
+hold commas, doubled quotes and line breaks; an empty cell is an absent field). email and name are
+required. A password is either "password" (plain text: hashed by Usher, by the registration rules)
+or "passwordHash", the hash the user's old system keeps, never both: bcrypt ($2a$, $2b$, $2y$;
+Supabase, Auth0), argon2 ($argon2id$, $argon2i$), scrypt ($scrypt$ln=…,r=…,p=…$salt$hash) and
+PBKDF2 ($pbkdf2-sha256$i=…$salt$hash, $pbkdf2-sha512$…, $pbkdf2$… as passlib writes them) in PHC
+form, and Django's pbkdf2_sha256$…, pbkdf2_sha1$… and argon2$…. The user signs in with their old
+password, which is then re-hashed as argon2id. A hash whose cost is absurd (bcrypt above 14,
+PBKDF2 above 3,000,000 iterations, scrypt above 64 MiB, argon2 above 256 MiB or 16 passes) is
+refused. A line without either makes an account without a password, as "users add --no-password"
+does. emailVerified (true or false) and createdAt (a date and time with its zone) come from the
+old system; imported users get no mail.
+
+Every line is checked first. When one is bad, each bad line is reported with its number and the
+reason, and nothing is imported: fix the file and run the command again. Then the accounts go in
+batches of 500, each one transaction; plain passwords are hashed in parallel up to
+HASH_CONCURRENCY. Emails that already have an account (or came on an earlier line) are skipped,
+so an import that stopped part-way is finished by running it again. The file is streamed, read
+twice. A progress bar is shown on a terminal, plain progress lines otherwise.
+Exit code 0 when the file was imported, 1 when it was refused or the import stopped.`,
   'users set-password': `Usage: usher users set-password --email E
 
 Sets a new password (standard input, or a hidden prompt asked twice) by the registration rules,
@@ -171,6 +186,7 @@ function parseOptions(argv: string[], command: string) {
         to: { type: 'string' },
         json: { type: 'boolean' },
         'no-password': { type: 'boolean' },
+        locale: { type: 'string' },
         'redirect-uri': { type: 'string', multiple: true },
         'post-logout-redirect-uri': { type: 'string', multiple: true },
         public: { type: 'boolean' },
@@ -210,6 +226,8 @@ async function run(argv: string[], config: Config, database: Database): Promise<
 
   if (values['no-password'] && command !== 'users add')
     throw new UsageError('--no-password is an option of "users add" only', command);
+  if (values.locale !== undefined && command !== 'users add')
+    throw new UsageError('--locale is an option of "users add" only', command);
 
   await database.migrate(schemaMigrations());
   if (command === 'migrate') {
@@ -221,9 +239,11 @@ async function run(argv: string[], config: Config, database: Database): Promise<
     case 'users add': {
       const email = need('email');
       const name = need('name');
+      // Checked before the password is asked for.
+      const locale = users.localeOf(values.locale, undefined);
       const user = values['no-password']
-        ? await users.registerWithoutPassword({ email, name })
-        : await users.register({ email, name, password: await readPassword() });
+        ? await users.registerWithoutPassword({ email, name, locale })
+        : await users.register({ email, name, locale, password: await readPassword() });
       console.log(`created user ${userLine(user)}`);
       return 0;
     }
@@ -271,6 +291,10 @@ async function run(argv: string[], config: Config, database: Database): Promise<
         progressReporter(process.stderr),
       );
       for (const r of report.refused) console.error(`line ${r.line}: ${visible(r.reason)}`);
+      if (report.refused.length > 0)
+        console.error(
+          `usher: ${report.refused.length} of ${report.total} lines refused; nothing was imported. Fix them and run the import again.`,
+        );
       console.log(
         `imported ${report.imported}, skipped ${report.skipped} (already registered), refused ${report.refused.length}, of ${report.total} rows in ${report.seconds.toFixed(1)} s`,
       );

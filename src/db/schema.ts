@@ -50,6 +50,8 @@ export interface UsersTable {
   last_signin_at: MaybeTimestamp;
   /** The name folded for search (users/user.ts's nameKey), written with every name. */
   name_key: ColumnType<string, string | undefined, string>;
+  /** The account's language, a canonical BCP 47 tag (users/ migration 0022); `en` by default. */
+  locale: ColumnType<string, string | undefined, string>;
 }
 
 /** What an account may administer (CONTRACT "Administration"). */

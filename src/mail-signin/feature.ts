@@ -14,8 +14,8 @@ export const mailSigninFeature: Feature = {
       profile,
       metrics,
       redirects: { publicUrl: config.publicUrl, corsOrigins: config.corsOrigins },
-      // Until languages land (mails in the user's language), the asking client's is not kept.
-      localeOf: () => undefined,
+      // For an email with no account yet: the language its mail (and the account) is made in.
+      localeOf: (acceptLanguage) => services.mail.templates.localeFor(acceptLanguage),
     }),
   housekeeping: ({ mailSignin }) => mailSignin.purge(),
 };

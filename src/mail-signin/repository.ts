@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Tables } from '../db/schema.ts';
 import type { MailSigninsTable } from './tables.ts';
 
@@ -63,8 +63,10 @@ const stored = (row: {
 /** The sign-in links and codes mailed, by the hash of their secret. */
 export class MailSigninsRepository {
   readonly #db: Kysely<Tables>;
-  constructor(db: Kysely<Tables>) {
+  readonly #options: { rowLocks: boolean };
+  constructor(db: Kysely<Tables>, options: { rowLocks: boolean }) {
     this.#db = db;
+    this.#options = options;
   }
 
   async add(entry: NewMailSignin): Promise<void> {
@@ -134,35 +136,43 @@ export class MailSigninsRepository {
   }
 
   /**
-   * Uses a live link or code: it expires in the statement that checks it, so of two simultaneous
-   * uses exactly one gets the row (a code only while it has wrong tries left).
+   * Uses a live link or code, and with it every other live one of its email: all of them expire in
+   * one statement, which locks the email's rows in one order (two uses for one email, a link and
+   * a code, wait for each other instead of deadlocking). True when `id` was among them, with wrong
+   * tries left; otherwise the caller rolls the statement back (another use won, and the others
+   * must stay as they were).
    */
-  async consume(id: bigint, now: number, maxFailures: number): Promise<boolean> {
-    const result = await this.#db
-      .updateTable('mail_signins')
-      .set({ expires_at: USED })
-      .where('id', '=', id)
-      .where('expires_at', '>', BigInt(now))
-      .where('failures', '<', maxFailures)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
-  }
-
-  /** Every other live link and code of the email expires: one of them signed its owner in. */
-  async voidOthers(emailKey: string, now: number): Promise<void> {
-    await this.#db
+  async spend(emailKey: string, id: bigint, now: number, maxFailures: number): Promise<boolean> {
+    const rows = await this.#db
       .updateTable('mail_signins')
       .set({ expires_at: USED })
       .where('email_key', '=', emailKey)
       .where('expires_at', '>', BigInt(now))
+      .returning(['id', 'failures'])
       .execute();
+    return rows.some((row) => BigInt(row.id) === id && Number(row.failures) < maxFailures);
   }
 
-  /** Removes rows that expired before `before` (they can neither be used nor count). */
+  /**
+   * Holds the email until the caller's transaction ends (PostgreSQL; SQLite has one writer at a
+   * time): the mails counted for it and the one added are seen together by every instance.
+   */
+  async holdEmail(emailKey: string): Promise<void> {
+    if (!this.#options.rowLocks) return;
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`mail-signin:${emailKey}`}, 0))`.execute(
+      this.#db,
+    );
+  }
+
+  /**
+   * Removes rows made and expired before `before` (they can neither be used nor count): a used
+   * row expires at 0 at once, but counts until it is older than the window.
+   */
   async purgeExpired(before: number): Promise<number> {
     const result = await this.#db
       .deleteFrom('mail_signins')
       .where('expires_at', '<', BigInt(before))
+      .where('created_at', '<', BigInt(before))
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }

@@ -7,9 +7,9 @@ import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto
 import { userData } from '../audit/events.ts';
 import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import { DEFAULT_LOCALE } from '../i18n/locale.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
 import type { MailService } from '../mail/service.ts';
-import { signinCodeMessage, signinLinkMessage } from '../mail/templates.ts';
 import { type AskLimit, recordAsk } from '../recovery/asks.ts';
 import type { ResetRequest, ResetRequestsRepository } from '../recovery/repository.ts';
 import type { Proof, SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
@@ -42,6 +42,8 @@ export const CODE_TTL_MS = 10 * 60 * 1000;
 export const CODE_MAX_FAILURES = 5;
 const CODE_FORM = /^\d{6}$/;
 const PENDING_BATCH = 50;
+/** Another use spent the link or code first: rolls the use's transaction back. */
+const NOT_WON = Symbol('not won');
 
 /** A code is kept only as an HMAC under its row's own random key: the table holds no usable code. */
 const codeHash = (salt: string, code: string) =>
@@ -117,6 +119,8 @@ export class MailSigninService {
     return this.#d.transaction(async (repos) => {
       const asks = kind === 'link' ? repos.linkAsks : repos.codeAsks;
       if (!(await asks.take(ask.id)) || ask.emailKey === '') return false;
+      // Instances mailing the same email at once count each other's mails.
+      await repos.mailSignins.holdEmail(ask.emailKey);
       const user = await repos.users.findByEmailKey(ask.emailKey);
       if (!user && !(policy.createsAccounts && wellFormed(ask.emailKey))) return false;
       const now = this.#d.now();
@@ -125,6 +129,8 @@ export class MailSigninService {
       const to = user?.email ?? ask.emailKey;
       // The account's name greets only at an address its owner has proven.
       const name = user?.emailVerified ? user.name : undefined;
+      // The account's language; for an email with no account, the asking browser's.
+      const locale = user?.locale ?? ask.locale ?? DEFAULT_LOCALE;
       const entry = {
         email: to,
         emailKey: ask.emailKey,
@@ -143,7 +149,10 @@ export class MailSigninService {
           expiresAt: now + LINK_TTL_MS,
         });
         const url = `${policy.publicUrl}/signin/email-link#token=${token}`;
-        await this.#d.mail.queue(repos.outbox, signinLinkMessage(to, name, url, LINK_TTL_MS));
+        await this.#d.mail.queue(
+          repos.outbox,
+          this.#d.mail.templates.signinLinkMessage(to, name, url, LINK_TTL_MS, locale),
+        );
       } else {
         const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
         const salt = randomBytes(16).toString('hex');
@@ -155,7 +164,10 @@ export class MailSigninService {
           redirectTo: null,
           expiresAt: now + CODE_TTL_MS,
         });
-        await this.#d.mail.queue(repos.outbox, signinCodeMessage(to, name, code, CODE_TTL_MS));
+        await this.#d.mail.queue(
+          repos.outbox,
+          this.#d.mail.templates.signinCodeMessage(to, name, code, CODE_TTL_MS, locale),
+        );
       }
       return true;
     });
@@ -204,7 +216,9 @@ export class MailSigninService {
           const match = CODE_FORM.test(given) ? live.find((row) => sameCode(row, given)) : undefined;
           if (!match) {
             await mailSignins.codeFailed(key, now);
-            return { ok: false, userId: live.find((row) => row.userId !== null)?.userId ?? undefined };
+            // The account guessed at, for its audit record: looked up for every email alike.
+            const account = await this.#d.repositories.users.findByEmailKey(key);
+            return { ok: false, userId: account?.id };
           }
           return this.#redeem(match, 'email_code');
         },
@@ -225,7 +239,9 @@ export class MailSigninService {
     try {
       const user = await this.#d.transaction(async (repos) => {
         const now = this.#d.now();
-        if (!(await repos.mailSignins.consume(stored.id, now, CODE_MAX_FAILURES))) return undefined;
+        // Spent with the email's other links and codes; rolled back when another use won.
+        if (!(await repos.mailSignins.spend(stored.emailKey, stored.id, now, CODE_MAX_FAILURES)))
+          throw NOT_WON;
         let user: User | undefined;
         if (stored.userId !== null) {
           user = await repos.users.findById(stored.userId);
@@ -245,12 +261,12 @@ export class MailSigninService {
           );
           user = { ...user, emailVerified: true };
         }
-        await repos.mailSignins.voidOthers(stored.emailKey, now);
         return user;
       });
       if (!user) return fail(stored.userId ?? undefined);
       return { ok: true, user, secondFactor: { by: 'ticket' } };
     } catch (error) {
+      if (error === NOT_WON) return fail(stored.userId ?? undefined);
       // Two uses of two links for one new email: the other made the account first.
       if (error instanceof EmailTakenError) return fail();
       throw error;
@@ -267,6 +283,8 @@ export class MailSigninService {
       email: stored.email,
       emailKey: stored.emailKey,
       name: nameOf(stored.email),
+      // The language of the browser that asked, as registration takes it.
+      locale: stored.locale ?? undefined,
     });
     const actor = { actorId: user.id };
     await repos.journal.record(

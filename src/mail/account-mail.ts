@@ -1,27 +1,11 @@
 // The messages about an account, each recorded in the outbox of the caller's transaction, so it
 // exists exactly when the change it is about commits. Links carry the token in the fragment
 // (#token=…): a fragment is never sent to a server, so it reaches no access log and no Referer.
+import { DEFAULT_LOCALE } from '../i18n/locale.ts';
 import type { AccountTokensRepository } from '../tokens/repository.ts';
 import { newAccountToken } from '../tokens/tokens.ts';
 import type { OutboxRepository } from './repository.ts';
 import type { MailService } from './service.ts';
-import {
-  accountDeletedMessage,
-  emailChangedMessage,
-  identityLinkedMessage,
-  identityUnlinkedMessage,
-  invitationMessage,
-  passkeyAddedMessage,
-  passkeyRemovedMessage,
-  passwordChangedMessage,
-  passwordResetMessage,
-  recoveryCodeUsedMessage,
-  secondFactorFailuresMessage,
-  secondFactorsRemovedMessage,
-  totpDisabledMessage,
-  totpEnabledMessage,
-  verifyEmailMessage,
-} from './templates.ts';
 
 export interface AccountMailRepositories {
   tokens: AccountTokensRepository;
@@ -34,6 +18,8 @@ export interface Addressee {
   name: string;
   /** Whether `email` was shown to reach the account's owner. */
   emailVerified: boolean;
+  /** The account's language (BCP 47): its mail is written in the best match Usher has texts for. */
+  locale: string;
 }
 
 /**
@@ -60,12 +46,25 @@ export class AccountMail {
     this.#now = deps.now ?? Date.now;
   }
 
+  /** The texts in force (MailService.templates): an operator's over Usher's. */
+  get #texts() {
+    return this.#mail.templates;
+  }
+
+  /**
+   * The locale a new account keeps when its browser sent this Accept-Language: the first
+   * language asked for that mail can be written in, else the default (en).
+   */
+  localeFor(acceptLanguage: string | undefined): string {
+    return this.#mail.templates.localeFor(acceptLanguage) ?? DEFAULT_LOCALE;
+  }
+
   /** A link to {PUBLIC_URL}/verify-email proving `user.email`, valid EMAIL_VERIFY_TTL_SECONDS. */
   async verification(repos: AccountMailRepositories, user: Addressee): Promise<void> {
     const ttl = this.#policy.emailVerifyTtlMs;
     const url = await this.#link(repos, user, 'email-verify', '/verify-email', ttl, user.email);
     // Always to an address not proven yet: no name.
-    await this.#mail.queue(repos.outbox, verifyEmailMessage(user.email, url, ttl));
+    await this.#mail.queue(repos.outbox, this.#texts.verifyEmailMessage(user.email, url, ttl, user.locale));
   }
 
   /** A link to {PUBLIC_URL}/reset-password, valid PASSWORD_RESET_TTL_SECONDS. */
@@ -73,13 +72,21 @@ export class AccountMail {
     const ttl = this.#policy.passwordResetTtlMs;
     // The address the link goes to is kept with it: after an email change it opens nothing.
     const url = await this.#link(repos, user, 'password-reset', '/reset-password', ttl, user.email);
-    await this.#mail.queue(repos.outbox, passwordResetMessage(user.email, greeted(user), url, ttl));
+    await this.#mail.queue(
+      repos.outbox,
+      this.#texts.passwordResetMessage(user.email, greeted(user), url, ttl, user.locale),
+    );
   }
 
   async passkeyAdded(repos: AccountMailRepositories, user: Addressee, passkeyName: string): Promise<void> {
     await this.#mail.queue(
       repos.outbox,
-      passkeyAddedMessage(user.email, greeted(user), user.emailVerified ? passkeyName : undefined),
+      this.#texts.passkeyAddedMessage(
+        user.email,
+        greeted(user),
+        user.emailVerified ? passkeyName : undefined,
+        user.locale,
+      ),
     );
   }
 
@@ -90,17 +97,28 @@ export class AccountMail {
   ): Promise<void> {
     await this.#mail.queue(
       repos.outbox,
-      passkeyRemovedMessage(user.email, greeted(user), user.emailVerified ? passkeyName : undefined),
+      this.#texts.passkeyRemovedMessage(
+        user.email,
+        greeted(user),
+        user.emailVerified ? passkeyName : undefined,
+        user.locale,
+      ),
     );
   }
 
   /** `provider`: the provider's display name (OAUTH_X_NAME), the operator's text. */
   async identityLinked(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee, provider: string) {
-    await this.#mail.queue(repos.outbox, identityLinkedMessage(user.email, greeted(user), provider));
+    await this.#mail.queue(
+      repos.outbox,
+      this.#texts.identityLinkedMessage(user.email, greeted(user), provider, user.locale),
+    );
   }
 
   async identityUnlinked(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee, provider: string) {
-    await this.#mail.queue(repos.outbox, identityUnlinkedMessage(user.email, greeted(user), provider));
+    await this.#mail.queue(
+      repos.outbox,
+      this.#texts.identityUnlinkedMessage(user.email, greeted(user), provider, user.locale),
+    );
   }
 
   /**
@@ -108,11 +126,17 @@ export class AccountMail {
    * outbox has no foreign key to users, so the message outlives the row it was about.
    */
   async accountDeleted(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
-    await this.#mail.queue(repos.outbox, accountDeletedMessage(user.email, greeted(user)));
+    await this.#mail.queue(
+      repos.outbox,
+      this.#texts.accountDeletedMessage(user.email, greeted(user), user.locale),
+    );
   }
 
   async passwordChanged(repos: AccountMailRepositories, user: Addressee): Promise<void> {
-    await this.#mail.queue(repos.outbox, passwordChangedMessage(user.email, greeted(user)));
+    await this.#mail.queue(
+      repos.outbox,
+      this.#texts.passwordChangedMessage(user.email, greeted(user), user.locale),
+    );
   }
 
   /**
@@ -127,7 +151,12 @@ export class AccountMail {
     const proven = previous.emailVerified;
     await this.#mail.queue(
       repos.outbox,
-      emailChangedMessage(previous.email, proven ? user.name : undefined, proven ? user.email : undefined),
+      this.#texts.emailChangedMessage(
+        previous.email,
+        proven ? user.name : undefined,
+        proven ? user.email : undefined,
+        user.locale,
+      ),
     );
   }
 
@@ -137,19 +166,31 @@ export class AccountMail {
    */
   async invitation(repos: AccountMailRepositories, user: Addressee, ttlMs: number): Promise<void> {
     const url = await this.#link(repos, user, 'password-reset', '/reset-password', ttlMs, user.email);
-    await this.#mail.queue(repos.outbox, invitationMessage(user.email, user.name, url, ttlMs));
+    await this.#mail.queue(
+      repos.outbox,
+      this.#texts.invitationMessage(user.email, user.name, url, ttlMs, user.locale),
+    );
   }
 
   async secondFactorsRemoved(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
-    await this.#mail.queue(repos.outbox, secondFactorsRemovedMessage(user.email, greeted(user)));
+    await this.#mail.queue(
+      repos.outbox,
+      this.#texts.secondFactorsRemovedMessage(user.email, greeted(user), user.locale),
+    );
   }
 
   async totpEnabled(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
-    await this.#mail.queue(repos.outbox, totpEnabledMessage(user.email, greeted(user)));
+    await this.#mail.queue(
+      repos.outbox,
+      this.#texts.totpEnabledMessage(user.email, greeted(user), user.locale),
+    );
   }
 
   async totpDisabled(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
-    await this.#mail.queue(repos.outbox, totpDisabledMessage(user.email, greeted(user)));
+    await this.#mail.queue(
+      repos.outbox,
+      this.#texts.totpDisabledMessage(user.email, greeted(user), user.locale),
+    );
   }
 
   /** Someone gave the right password and then wrong codes, `failures` times in a row. */
@@ -158,7 +199,10 @@ export class AccountMail {
     user: Addressee,
     failures: number,
   ): Promise<void> {
-    await this.#mail.queue(repos.outbox, secondFactorFailuresMessage(user.email, greeted(user), failures));
+    await this.#mail.queue(
+      repos.outbox,
+      this.#texts.secondFactorFailuresMessage(user.email, greeted(user), failures, user.locale),
+    );
   }
 
   /** `left`: the unused codes after this one. */
@@ -167,7 +211,10 @@ export class AccountMail {
     user: Addressee,
     left: number,
   ): Promise<void> {
-    await this.#mail.queue(repos.outbox, recoveryCodeUsedMessage(user.email, greeted(user), left));
+    await this.#mail.queue(
+      repos.outbox,
+      this.#texts.recoveryCodeUsedMessage(user.email, greeted(user), left, user.locale),
+    );
   }
 
   async #link(

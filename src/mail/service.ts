@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { DEFAULT_LOCALE } from '../i18n/locale.ts';
 import type { Signal } from '../shared/signal.ts';
 import type { OutboxRepository, OutgoingMessage } from './repository.ts';
-import { testMessage } from './templates.ts';
+import { MailTemplates } from './templates.ts';
 import type { Transport } from './transport.ts';
 
 export interface MailPolicy {
@@ -49,6 +50,8 @@ export class MailService {
   readonly #due: Signal | undefined;
   readonly #onOutcome: (outcome: MailOutcome) => void;
   readonly #log: MailLog | undefined;
+  /** Every message's texts in every language, an operator's (MAIL_TEMPLATES_DIR) over Usher's. */
+  readonly templates: MailTemplates;
 
   constructor(deps: {
     outbox: OutboxRepository;
@@ -59,6 +62,8 @@ export class MailService {
     due?: Signal;
     onOutcome?: (outcome: MailOutcome) => void;
     log?: MailLog;
+    /** Usher's own texts when absent. */
+    templates?: MailTemplates;
   }) {
     this.#outbox = deps.outbox;
     this.#transport = deps.transport;
@@ -67,6 +72,7 @@ export class MailService {
     this.#due = deps.due;
     this.#onOutcome = deps.onOutcome ?? (() => {});
     this.#log = deps.log;
+    this.templates = deps.templates ?? new MailTemplates(undefined, { now: this.#now });
   }
 
   /** After a commit that recorded mail: the delivery loop runs at once. */
@@ -131,9 +137,9 @@ export class MailService {
   }
 
   /** Operators' check of the transport (CLI): straight to it, not through the outbox, so errors show at once. */
-  async sendTest(to: string): Promise<void> {
+  async sendTest(to: string, locale: string = DEFAULT_LOCALE): Promise<void> {
     await this.#transport.send({
-      ...testMessage(to),
+      ...this.templates.testMessage(to, locale),
       messageId: `<test-${randomBytes(8).toString('hex')}@usher>`,
     });
   }

@@ -1,9 +1,33 @@
 // Every message Usher sends: a subject that says what it is, and a plain-text and an HTML part
-// with the same content and the link written out in full. Every value put into HTML is escaped:
-// a user's name is whatever they typed at registration. Text a user chose (their name, a passkey's
-// name, their new address) is passed only for mail to an address proven theirs (account-mail.ts):
-// `undefined` leaves it out.
+// with the same content and the link written out in full, in the recipient's language. The texts
+// are ICU MessageFormat catalogs (texts/*.ts; catalog.ts says what each message is made of),
+// formatted by FormatJS's intl-messageformat: plurals, selects and dates by CLDR's rules for the
+// language, never pieced together here. An operator's own texts and templates (MAIL_TEMPLATES_DIR,
+// operator-templates.ts) come before Usher's.
+//
+// Every value put into HTML is escaped: a user's name is whatever they typed at registration.
+// Text a user chose (their name, a passkey's name, their new address) is passed only for mail to
+// an address proven theirs (account-mail.ts): `undefined` leaves it out.
+import type { MessageFormatElement } from '@formatjs/icu-messageformat-parser';
+import { LookupSupportedLocales } from '@formatjs/intl-localematcher';
+import { type Formats, IntlMessageFormat } from 'intl-messageformat';
+import { BUILT_IN_LOCALES, type BuiltInLocale, bestLocale, preferredLocale } from '../i18n/locale.ts';
+import {
+  COMMON_PARTS,
+  type CommonPart,
+  type MailCatalog,
+  MESSAGE_IDS,
+  MESSAGE_SPECS,
+  type MessageId,
+  PARSE_OPTIONS,
+  parseText,
+} from './catalog.ts';
+import { NO_OPERATOR_TEMPLATES, type OperatorTemplates } from './operator-templates.ts';
 import type { OutgoingMessage } from './repository.ts';
+import { de } from './texts/de.ts';
+import { en } from './texts/en.ts';
+import { es } from './texts/es.ts';
+import { fr } from './texts/fr.ts';
 
 const HTML_ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -17,344 +41,444 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
 }
 
-interface Parts {
-  to: string;
-  subject: string;
-  greeting: string;
-  /** Paragraphs, plain text (escaped for the HTML part). */
-  paragraphs: string[];
-  link?: { label: string; url: string };
-  closing: string;
+export const BUILT_IN_CATALOGS: Record<BuiltInLocale, MailCatalog> = { en, de, fr, es };
+
+/**
+ * Dates and times in mails are in UTC, and a time says so ("14:05 UTC"): an account has no time
+ * zone, and a time without one would be read in the reader's own.
+ */
+const UTC_FORMATS: Partial<Formats> = (() => {
+  const { date, time } = IntlMessageFormat.formats;
+  const utc = <T extends object>(formats: Record<string, T>, extra: object = {}) =>
+    Object.fromEntries(
+      Object.entries(formats).map(([name, format]) => [name, { ...format, ...extra, timeZone: 'UTC' }]),
+    );
+  return { date: utc(date), time: utc(time, { timeZoneName: 'short' }) };
+})();
+
+type Values = Record<string, string | number | Date>;
+
+/** A link's or code's lifetime, in the largest whole unit: 7 days, 24 hours, 90 minutes. */
+function validity(ttlMs: number): { amount: number; unit: 'minute' | 'hour' | 'day' } {
+  const minutes = Math.max(1, Math.round(ttlMs / 60_000));
+  if (minutes % 1440 === 0) return { amount: minutes / 1440, unit: 'day' };
+  if (minutes % 60 === 0) return { amount: minutes / 60, unit: 'hour' };
+  return { amount: minutes, unit: 'minute' };
 }
 
-function compose({ to, subject, greeting, paragraphs, link, closing }: Parts): OutgoingMessage {
-  const text = [
-    greeting,
-    '',
-    ...paragraphs.flatMap((p) => [p, '']),
-    ...(link ? [`${link.label}:`, link.url, ''] : []),
-    closing,
-    '',
-  ].join('\n');
-  const html = [
+/**
+ * The locale dates and numbers are written for: the reader's own when it is a variant of the
+ * language the message is in (en-GB: 27 November 2026, in English texts), else that language's
+ * (a Japanese date format has no place in an English mail).
+ */
+function formattingLocale(language: string, locale: string): string {
+  return typeof locale === 'string' && LookupSupportedLocales([language], [locale]).length > 0
+    ? locale
+    : language;
+}
+
+/** Left to right unless the language is written right to left (an operator's Arabic or Hebrew). */
+function direction(locale: string): 'ltr' | 'rtl' {
+  try {
+    const info = new Intl.Locale(locale) as Intl.Locale & { getTextInfo?: () => { direction?: string } };
+    return info.getTextInfo?.().direction === 'rtl' ? 'rtl' : 'ltr';
+  } catch {
+    return 'ltr';
+  }
+}
+
+/** Plain text as HTML paragraphs: escaped, a blank line between paragraphs, `url` made a link. */
+function textAsHtml(text: string, url: string | undefined): string[] {
+  const link = url === undefined ? undefined : escapeHtml(url);
+  return text
+    .split(/\n{2,}/)
+    .map((paragraph) => paragraph.trim())
+    .filter((paragraph) => paragraph !== '')
+    .map((paragraph) => {
+      let html = escapeHtml(paragraph).replaceAll('\n', '<br>');
+      if (link !== undefined) html = html.replaceAll(link, `<a href="${link}">${link}</a>`);
+      return `<p>${html}</p>`;
+    });
+}
+
+function htmlDocument(locale: string, body: string[]): string {
+  return [
     '<!doctype html>',
-    '<html><body style="font-family: sans-serif; line-height: 1.5; color: #1f2328">',
-    `<p>${escapeHtml(greeting)}</p>`,
-    ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`),
-    ...(link
-      ? [
-          `<p><a href="${escapeHtml(link.url)}">${escapeHtml(link.label)}</a></p>`,
-          `<p style="word-break: break-all">${escapeHtml(link.url)}</p>`,
-        ]
-      : []),
-    `<p>${escapeHtml(closing)}</p>`,
+    `<html lang="${escapeHtml(locale)}" dir="${direction(locale)}"><body style="font-family: sans-serif; line-height: 1.5; color: #1f2328">`,
+    ...body,
     '</body></html>',
     '',
   ].join('\n');
-  return { to, subject, text, html };
-}
-
-const hello = (name: string | undefined) => (name === undefined ? 'Hello,' : `Hello ${name},`);
-const IGNORE =
-  'If you did not ask for this, you can ignore this message; nothing changes until the link is used.';
-const NOT_YOU =
-  'If this was not you, reset your password now with "Forgot password" and sign out your other sessions.';
-const CLOSING = '— Usher';
-
-const duration = (ms: number) => {
-  const minutes = Math.round(ms / 60_000);
-  return minutes % 60 === 0 && minutes >= 60
-    ? `${minutes / 60} hour${minutes === 60 ? '' : 's'}`
-    : `${minutes} minute${minutes === 1 ? '' : 's'}`;
-};
-
-export function passwordResetMessage(
-  to: string,
-  name: string | undefined,
-  url: string,
-  ttlMs: number,
-): OutgoingMessage {
-  return compose({
-    to,
-    subject: 'Reset your password',
-    greeting: hello(name),
-    paragraphs: [
-      'Someone asked to reset the password of the account with this email address.',
-      `The link below lets you choose a new password. It works once, for ${duration(ttlMs)}.`,
-      IGNORE,
-    ],
-    link: { label: 'Choose a new password', url },
-    closing: CLOSING,
-  });
-}
-
-/** Always to an address nobody has proven yet: nothing in it is the registrant's text. */
-export function verifyEmailMessage(to: string, url: string, ttlMs: number): OutgoingMessage {
-  return compose({
-    to,
-    subject: 'Confirm your email address',
-    greeting: hello(undefined),
-    paragraphs: [
-      'Please confirm that this email address belongs to your account.',
-      `The link below works once, for ${duration(ttlMs)}.`,
-      IGNORE,
-    ],
-    link: { label: 'Confirm this email address', url },
-    closing: CLOSING,
-  });
-}
-
-export function passkeyAddedMessage(
-  to: string,
-  name: string | undefined,
-  passkeyName: string | undefined,
-): OutgoingMessage {
-  const which = passkeyName === undefined ? 'A passkey' : `A passkey named "${passkeyName}"`;
-  return compose({
-    to,
-    subject: 'A passkey was added to your account',
-    greeting: hello(name),
-    paragraphs: [
-      `${which} was just added to your account; it can sign in without your password.`,
-      'If this was not you, remove it from your account page now, and reset your password.',
-    ],
-    closing: CLOSING,
-  });
-}
-
-export function identityLinkedMessage(
-  to: string,
-  name: string | undefined,
-  provider: string,
-): OutgoingMessage {
-  return compose({
-    to,
-    subject: `Your ${provider} account was linked to your account`,
-    greeting: hello(name),
-    paragraphs: [
-      `A ${provider} account was just linked to your account; it can now sign in to it.`,
-      'If this was not you, unlink it from your account page now, and reset your password.',
-    ],
-    closing: CLOSING,
-  });
-}
-
-export function identityUnlinkedMessage(
-  to: string,
-  name: string | undefined,
-  provider: string,
-): OutgoingMessage {
-  return compose({
-    to,
-    subject: `A ${provider} account was unlinked from your account`,
-    greeting: hello(name),
-    paragraphs: [
-      `A ${provider} account was just unlinked from your account; it can no longer sign in to it.`,
-      NOT_YOU,
-    ],
-    closing: CLOSING,
-  });
-}
-
-export function passkeyRemovedMessage(
-  to: string,
-  name: string | undefined,
-  passkeyName: string | undefined,
-): OutgoingMessage {
-  const which = passkeyName === undefined ? 'A passkey' : `The passkey named "${passkeyName}"`;
-  return compose({
-    to,
-    subject: 'A passkey was removed from your account',
-    greeting: hello(name),
-    paragraphs: [`${which} was just removed from your account; it can no longer sign in.`, NOT_YOU],
-    closing: CLOSING,
-  });
-}
-
-export function accountDeletedMessage(to: string, name: string | undefined): OutgoingMessage {
-  return compose({
-    to,
-    subject: 'Your account was deleted',
-    greeting: hello(name),
-    paragraphs: [
-      'Your account was just deleted, with its sessions, passkeys, products and reviews. Nothing more will be sent to this address about it.',
-      'If this was not you, someone had your password or a recent sign-in on one of your devices. A deleted account cannot be brought back, but this address can register again.',
-    ],
-    closing: CLOSING,
-  });
-}
-
-export function passwordChangedMessage(to: string, name: string | undefined): OutgoingMessage {
-  return compose({
-    to,
-    subject: 'Your password was changed',
-    greeting: hello(name),
-    paragraphs: ['The password of your account was just changed.', NOT_YOU],
-    closing: CLOSING,
-  });
-}
-
-export function emailChangedMessage(
-  to: string,
-  name: string | undefined,
-  newEmail: string | undefined,
-): OutgoingMessage {
-  return compose({
-    to,
-    subject: 'The email address of your account was changed',
-    greeting: hello(name),
-    paragraphs: [
-      newEmail === undefined
-        ? 'The email address of your account was just changed from this one to another.'
-        : `The email address of your account was just changed from this one to ${newEmail}.`,
-      'Messages about the account now go to the new address.',
-      NOT_YOU,
-    ],
-    closing: CLOSING,
-  });
-}
-
-export function testMessage(to: string): OutgoingMessage {
-  return compose({
-    to,
-    subject: 'Test message from Usher',
-    greeting: 'Hello,',
-    paragraphs: ['This is a test message from Usher: mail delivery works.'],
-    closing: CLOSING,
-  });
-}
-
-const NOT_YOU_FACTOR =
-  'If this was not you, someone has your password: reset it now with "Forgot password" and sign out your other sessions.';
-
-export function totpEnabledMessage(to: string, name: string | undefined): OutgoingMessage {
-  return compose({
-    to,
-    subject: 'Two-step sign-in was turned on',
-    greeting: hello(name),
-    paragraphs: [
-      'Signing in to your account now needs a code from your authenticator app as well as your password.',
-      'Keep your recovery codes somewhere safe: each one signs you in once if you lose the app.',
-      NOT_YOU_FACTOR,
-    ],
-    closing: CLOSING,
-  });
-}
-
-export function totpDisabledMessage(to: string, name: string | undefined): OutgoingMessage {
-  return compose({
-    to,
-    subject: 'Two-step sign-in was turned off',
-    greeting: hello(name),
-    paragraphs: [
-      'Signing in to your account now needs only your password; your recovery codes no longer work.',
-      NOT_YOU_FACTOR,
-    ],
-    closing: CLOSING,
-  });
-}
-
-export function recoveryCodeUsedMessage(to: string, name: string | undefined, left: number): OutgoingMessage {
-  return compose({
-    to,
-    subject: 'A recovery code was used to sign in',
-    greeting: hello(name),
-    paragraphs: [
-      'Someone just signed in to your account with your password and one of your recovery codes.',
-      `That code will not work again; ${left} unused recovery code${left === 1 ? '' : 's'} left. To get new ones, turn two-step sign-in off and on again.`,
-      NOT_YOU_FACTOR,
-    ],
-    closing: CLOSING,
-  });
-}
-
-export function secondFactorFailuresMessage(
-  to: string,
-  name: string | undefined,
-  failures: number,
-): OutgoingMessage {
-  return compose({
-    to,
-    subject: 'Your password was used with wrong sign-in codes',
-    greeting: hello(name),
-    paragraphs: [
-      `Someone signed in with your password and then gave ${failures} wrong codes from your authenticator app in a row. Two-step sign-in stopped them, and further codes are now checked only after a growing delay.`,
-      'If this was not you, someone knows your password: change it now (a password reset works too), so that they cannot keep trying. Signing in from a device you have used before still works.',
-    ],
-    closing: CLOSING,
-  });
 }
 
 /**
- * An admin's invitation (CONTRACT "Administration"): a link to choose the account's first
- * password. The name is the admin's choice, not a stranger's, so it may be used to greet.
+ * The catalogs in force: Usher's own, and an operator's over them. One per app, from its
+ * configuration: `MailService.templates` is the one to use (the functions below this class write
+ * Usher's own texts only).
  */
-export function invitationMessage(to: string, name: string, url: string, ttlMs: number): OutgoingMessage {
-  return compose({
-    to,
-    subject: 'You are invited: choose your password',
-    greeting: hello(name),
-    paragraphs: [
-      `An account was made for you with this email address. The link below lets you choose its password; it works once, for ${duration(ttlMs)}.`,
-      'If you did not expect this invitation, you can ignore this message: without a password, nobody can sign in with it.',
-    ],
-    link: { label: 'Choose your password', url },
-    closing: CLOSING,
-  });
+export class MailTemplates {
+  readonly #operator: OperatorTemplates;
+  readonly #now: () => number;
+  /** Every language there are texts for: Usher's, then the operator's own. */
+  readonly locales: readonly string[];
+  /** Per message, the languages it can be written in. */
+  readonly #available: Record<MessageId, readonly string[]>;
+  readonly #parsed = new Map<string, MessageFormatElement[]>();
+
+  constructor(operator: OperatorTemplates = NO_OPERATOR_TEMPLATES, options: { now?: () => number } = {}) {
+    this.#operator = operator;
+    this.#now = options.now ?? Date.now;
+    const added = Object.keys(operator.locales).filter(
+      (locale) => !(BUILT_IN_LOCALES as readonly string[]).includes(locale),
+    );
+    this.locales = [...BUILT_IN_LOCALES, ...added];
+    this.#available = Object.fromEntries(
+      MESSAGE_IDS.map((id) => [
+        id,
+        [
+          ...BUILT_IN_LOCALES,
+          ...added.filter((locale) => operator.locales[locale]?.messages[id] !== undefined),
+        ],
+      ]),
+    ) as unknown as Record<MessageId, readonly string[]>;
+  }
+
+  /**
+   * The locale to keep for someone whose browser sent this Accept-Language: the first language it
+   * asks for that there are texts for, or undefined (then the account keeps the default, en).
+   */
+  localeFor(acceptLanguage: string | undefined): string | undefined {
+    return preferredLocale(acceptLanguage, this.locales);
+  }
+
+  /** The language `id` is written in for someone whose locale is `locale`: de-AT → de, unknown → en. */
+  languageOf(id: MessageId, locale: string): string {
+    return bestLocale(typeof locale === 'string' ? [locale] : [], this.#available[id]);
+  }
+
+  #elements(
+    language: string,
+    id: MessageId | 'common',
+    part: string,
+    source: string,
+  ): MessageFormatElement[] {
+    const key = `${language}\u0000${id}\u0000${part}`;
+    let elements = this.#parsed.get(key);
+    if (elements === undefined) {
+      elements = parseText(source);
+      this.#parsed.set(key, elements);
+    }
+    return elements;
+  }
+
+  /** One message in the language that best matches `locale` (formattingLocale for dates and numbers). */
+  render(
+    id: MessageId,
+    to: string,
+    locale: string,
+    name: string | undefined,
+    values: Values,
+  ): OutgoingMessage {
+    const language = this.languageOf(id, locale);
+    const formatting = formattingLocale(language, locale);
+    const own = this.#operator.locales[language];
+    const mine = own?.messages[id];
+    const shipped = BUILT_IN_CATALOGS[language as BuiltInLocale] as MailCatalog | undefined;
+    const text = (part: 'subject' | 'body' | 'action' | CommonPart): string => {
+      const source =
+        part === 'greeting' || part === 'linkLine' || part === 'closing'
+          ? (own?.common[part] ?? shipped?.[part])
+          : (mine?.[part] ?? shipped?.messages[id][part]);
+      // The operator's files were checked at start to be whole wherever Usher has no texts.
+      if (source === undefined) throw new Error(`no ${part} for ${id} in ${language}`);
+      return source;
+    };
+    const format = (part: string, source: string, args: Values): string =>
+      new IntlMessageFormat(
+        this.#elements(
+          language,
+          (COMMON_PARTS as readonly string[]).includes(part) ? 'common' : id,
+          part,
+          source,
+        ),
+        formatting,
+        UTC_FORMATS,
+        PARSE_OPTIONS,
+      ).format<string>(args) as string;
+
+    const all: Values = {
+      name: name ?? '',
+      hasName: name === undefined ? 'no' : 'yes',
+      email: to,
+      at: new Date(this.#now()),
+      ...values,
+    };
+    const url = typeof values.url === 'string' ? values.url : undefined;
+    // One line: a line break in a subject would end the header.
+    const subject = format('subject', text('subject'), all)
+      .replace(/\s*[\r\n]+\s*/g, ' ')
+      .trim();
+
+    if (mine?.text !== undefined) {
+      const plain = format('text', mine.text, all);
+      const escaped = Object.fromEntries(
+        Object.entries(all).map(([key, value]) => [
+          key,
+          typeof value === 'string' ? escapeHtml(value) : value,
+        ]),
+      );
+      const html =
+        mine.html !== undefined
+          ? format('html', mine.html, escaped)
+          : htmlDocument(language, textAsHtml(plain, url));
+      return { to, subject, text: plain.endsWith('\n') ? plain : `${plain}\n`, html };
+    }
+
+    const greeting = format('greeting', text('greeting'), all);
+    const paragraphs = format('body', text('body'), all)
+      .split(/\n{2,}/)
+      .map((p) => p.trim())
+      .filter((p) => p !== '');
+    const label = MESSAGE_SPECS[id].link ? format('action', text('action'), all) : undefined;
+    const linkLine =
+      label !== undefined && url !== undefined
+        ? format('linkLine', text('linkLine'), { ...all, action: label, url })
+        : undefined;
+    const closing = format('closing', text('closing'), all);
+    const plain = [
+      greeting,
+      '',
+      ...paragraphs.flatMap((p) => [p, '']),
+      ...(linkLine !== undefined ? [linkLine, ''] : []),
+      closing,
+      '',
+    ].join('\n');
+    const html = htmlDocument(language, [
+      `<p>${escapeHtml(greeting)}</p>`,
+      ...paragraphs.map((p) => `<p>${escapeHtml(p).replaceAll('\n', '<br>')}</p>`),
+      ...(label !== undefined && url !== undefined
+        ? [
+            `<p><a href="${escapeHtml(url)}">${escapeHtml(label)}</a></p>`,
+            `<p style="word-break: break-all">${escapeHtml(url)}</p>`,
+          ]
+        : []),
+      `<p>${escapeHtml(closing).replaceAll('\n', '<br>')}</p>`,
+    ]);
+    return { to, subject, text: plain, html };
+  }
+
+  /** The arguments of a link's or code's lifetime (catalog.ts), `validity` written in `locale`'s language. */
+  #lifetime(id: MessageId, locale: string, ttlMs: number): Values {
+    const { amount, unit } = validity(ttlMs);
+    const formatting = formattingLocale(this.languageOf(id, locale), locale);
+    return {
+      validity: new Intl.NumberFormat(formatting, { style: 'unit', unit, unitDisplay: 'long' }).format(
+        amount,
+      ),
+      ttlAmount: amount,
+      ttlUnit: unit,
+      expiresAt: new Date(this.#now() + ttlMs),
+    };
+  }
+
+  passwordResetMessage(
+    to: string,
+    name: string | undefined,
+    url: string,
+    ttlMs: number,
+    locale: string,
+  ): OutgoingMessage {
+    return this.render('passwordReset', to, locale, name, {
+      url,
+      ...this.#lifetime('passwordReset', locale, ttlMs),
+    });
+  }
+
+  /** Always to an address nobody has proven yet: nothing in it is the registrant's text. */
+  verifyEmailMessage(to: string, url: string, ttlMs: number, locale: string): OutgoingMessage {
+    return this.render('verifyEmail', to, locale, undefined, {
+      url,
+      ...this.#lifetime('verifyEmail', locale, ttlMs),
+    });
+  }
+
+  passkeyAddedMessage(
+    to: string,
+    name: string | undefined,
+    passkeyName: string | undefined,
+    locale: string,
+  ): OutgoingMessage {
+    return this.render('passkeyAdded', to, locale, name, {
+      passkeyName: passkeyName ?? '',
+      hasPasskeyName: passkeyName === undefined ? 'no' : 'yes',
+    });
+  }
+
+  identityLinkedMessage(
+    to: string,
+    name: string | undefined,
+    provider: string,
+    locale: string,
+  ): OutgoingMessage {
+    return this.render('identityLinked', to, locale, name, { provider });
+  }
+
+  identityUnlinkedMessage(
+    to: string,
+    name: string | undefined,
+    provider: string,
+    locale: string,
+  ): OutgoingMessage {
+    return this.render('identityUnlinked', to, locale, name, { provider });
+  }
+
+  passkeyRemovedMessage(
+    to: string,
+    name: string | undefined,
+    passkeyName: string | undefined,
+    locale: string,
+  ): OutgoingMessage {
+    return this.render('passkeyRemoved', to, locale, name, {
+      passkeyName: passkeyName ?? '',
+      hasPasskeyName: passkeyName === undefined ? 'no' : 'yes',
+    });
+  }
+
+  accountDeletedMessage(to: string, name: string | undefined, locale: string): OutgoingMessage {
+    return this.render('accountDeleted', to, locale, name, {});
+  }
+
+  passwordChangedMessage(to: string, name: string | undefined, locale: string): OutgoingMessage {
+    return this.render('passwordChanged', to, locale, name, {});
+  }
+
+  emailChangedMessage(
+    to: string,
+    name: string | undefined,
+    newEmail: string | undefined,
+    locale: string,
+  ): OutgoingMessage {
+    return this.render('emailChanged', to, locale, name, {
+      newEmail: newEmail ?? '',
+      hasNewEmail: newEmail === undefined ? 'no' : 'yes',
+    });
+  }
+
+  testMessage(to: string, locale: string): OutgoingMessage {
+    return this.render('test', to, locale, undefined, {});
+  }
+
+  totpEnabledMessage(to: string, name: string | undefined, locale: string): OutgoingMessage {
+    return this.render('totpEnabled', to, locale, name, {});
+  }
+
+  totpDisabledMessage(to: string, name: string | undefined, locale: string): OutgoingMessage {
+    return this.render('totpDisabled', to, locale, name, {});
+  }
+
+  recoveryCodeUsedMessage(
+    to: string,
+    name: string | undefined,
+    left: number,
+    locale: string,
+  ): OutgoingMessage {
+    return this.render('recoveryCodeUsed', to, locale, name, { left });
+  }
+
+  secondFactorFailuresMessage(
+    to: string,
+    name: string | undefined,
+    failures: number,
+    locale: string,
+  ): OutgoingMessage {
+    return this.render('secondFactorFailures', to, locale, name, { failures });
+  }
+
+  /**
+   * An admin's invitation (CONTRACT "Administration"): a link to choose the account's first
+   * password. The name is the admin's choice, not a stranger's, so it may be used to greet.
+   */
+  invitationMessage(to: string, name: string, url: string, ttlMs: number, locale: string): OutgoingMessage {
+    return this.render('invitation', to, locale, name, {
+      url,
+      ...this.#lifetime('invitation', locale, ttlMs),
+    });
+  }
+
+  /** Support staff removed the account's second factors (the owner lost them). */
+  secondFactorsRemovedMessage(to: string, name: string | undefined, locale: string): OutgoingMessage {
+    return this.render('secondFactorsRemoved', to, locale, name, {});
+  }
+
+  /**
+   * A sign-in link (CONTRACT "Sign-in by mail"). `name` is undefined for an address not proven yet,
+   * and for an address with no account (EMAIL_SIGNIN_CREATES_ACCOUNTS): using the link proves it.
+   */
+  signinLinkMessage(
+    to: string,
+    name: string | undefined,
+    url: string,
+    ttlMs: number,
+    locale: string,
+  ): OutgoingMessage {
+    return this.render('signinLink', to, locale, name, {
+      url,
+      ...this.#lifetime('signinLink', locale, ttlMs),
+    });
+  }
+
+  /** A sign-in code: the same rules for `name` as signinLinkMessage. */
+  signinCodeMessage(
+    to: string,
+    name: string | undefined,
+    code: string,
+    ttlMs: number,
+    locale: string,
+  ): OutgoingMessage {
+    return this.render('signinCode', to, locale, name, {
+      code,
+      ...this.#lifetime('signinCode', locale, ttlMs),
+    });
+  }
 }
 
-/** Support staff removed the account's second factors (the owner lost them). */
-export function secondFactorsRemovedMessage(to: string, name: string | undefined): OutgoingMessage {
-  return compose({
-    to,
-    subject: 'Two-step sign-in and passkeys were removed from your account',
-    greeting: hello(name),
-    paragraphs: [
-      "At a request to the service's support, two-step sign-in (TOTP), its recovery codes and the passkeys of your account were removed. Signing in now needs only your password or another linked way in.",
-      'If you did not ask for this, reset your password and contact support at once.',
-    ],
-    closing: CLOSING,
-  });
-}
+/** Usher's own texts, without an operator's: what the functions below write. */
+const USHER = new MailTemplates();
 
-/**
- * A sign-in link (CONTRACT "Sign-in by mail"). `name` is undefined for an address not proven yet,
- * and for an address with no account (EMAIL_SIGNIN_CREATES_ACCOUNTS): using the link proves it.
- */
-export function signinLinkMessage(
-  to: string,
-  name: string | undefined,
-  url: string,
-  ttlMs: number,
-): OutgoingMessage {
-  return compose({
-    to,
-    subject: 'Your sign-in link',
-    greeting: hello(name),
-    paragraphs: [
-      `Someone asked to sign in with this email address. The link below signs you in; it works once, for ${duration(ttlMs)}.`,
-      'If you did not ask for this, you can ignore this message: nobody can sign in without the link.',
-    ],
-    link: { label: 'Sign in', url },
-    closing: CLOSING,
-  });
-}
-
-/** A sign-in code: the same rules for `name` as signinLinkMessage. */
-export function signinCodeMessage(
-  to: string,
-  name: string | undefined,
-  code: string,
-  ttlMs: number,
-): OutgoingMessage {
-  return compose({
-    to,
-    subject: `Your sign-in code: ${code}`,
-    greeting: hello(name),
-    paragraphs: [
-      `Someone asked to sign in with this email address. Your sign-in code is ${code}. It works once, for ${duration(ttlMs)}.`,
-      'If you did not ask for this, you can ignore this message: nobody can sign in without the code. Never give it to anyone who asks for it.',
-    ],
-    closing: CLOSING,
-  });
-}
+// Usher's own texts, message by message, for callers without the configured catalog at hand (it
+// is `MailService.templates`: use that one, or an operator's texts are passed over).
+export const passwordResetMessage: MailTemplates['passwordResetMessage'] = (...args) =>
+  USHER.passwordResetMessage(...args);
+export const verifyEmailMessage: MailTemplates['verifyEmailMessage'] = (...args) =>
+  USHER.verifyEmailMessage(...args);
+export const passkeyAddedMessage: MailTemplates['passkeyAddedMessage'] = (...args) =>
+  USHER.passkeyAddedMessage(...args);
+export const passkeyRemovedMessage: MailTemplates['passkeyRemovedMessage'] = (...args) =>
+  USHER.passkeyRemovedMessage(...args);
+export const identityLinkedMessage: MailTemplates['identityLinkedMessage'] = (...args) =>
+  USHER.identityLinkedMessage(...args);
+export const identityUnlinkedMessage: MailTemplates['identityUnlinkedMessage'] = (...args) =>
+  USHER.identityUnlinkedMessage(...args);
+export const accountDeletedMessage: MailTemplates['accountDeletedMessage'] = (...args) =>
+  USHER.accountDeletedMessage(...args);
+export const passwordChangedMessage: MailTemplates['passwordChangedMessage'] = (...args) =>
+  USHER.passwordChangedMessage(...args);
+export const emailChangedMessage: MailTemplates['emailChangedMessage'] = (...args) =>
+  USHER.emailChangedMessage(...args);
+export const testMessage: MailTemplates['testMessage'] = (...args) => USHER.testMessage(...args);
+export const totpEnabledMessage: MailTemplates['totpEnabledMessage'] = (...args) =>
+  USHER.totpEnabledMessage(...args);
+export const totpDisabledMessage: MailTemplates['totpDisabledMessage'] = (...args) =>
+  USHER.totpDisabledMessage(...args);
+export const recoveryCodeUsedMessage: MailTemplates['recoveryCodeUsedMessage'] = (...args) =>
+  USHER.recoveryCodeUsedMessage(...args);
+export const secondFactorFailuresMessage: MailTemplates['secondFactorFailuresMessage'] = (...args) =>
+  USHER.secondFactorFailuresMessage(...args);
+export const invitationMessage: MailTemplates['invitationMessage'] = (...args) =>
+  USHER.invitationMessage(...args);
+export const secondFactorsRemovedMessage: MailTemplates['secondFactorsRemovedMessage'] = (...args) =>
+  USHER.secondFactorsRemovedMessage(...args);
+export const signinLinkMessage: MailTemplates['signinLinkMessage'] = (...args) =>
+  USHER.signinLinkMessage(...args);
+export const signinCodeMessage: MailTemplates['signinCodeMessage'] = (...args) =>
+  USHER.signinCodeMessage(...args);

@@ -281,10 +281,13 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
         await oauth.link(provider, response, pending, toUser(session.owner));
         return reply.redirect(target, 303);
       }
-      const outcome = await oauth.signIn(provider, response, pending, {
-        address: request.ip,
-        userAgent: request.headers['user-agent'],
-      });
+      const outcome = await oauth.signIn(
+        provider,
+        response,
+        pending,
+        { address: request.ip, userAgent: request.headers['user-agent'] },
+        request.headers['accept-language'],
+      );
       const settled = answers.settleOrTicket(request, outcome);
       if ('ticket' in settled) return reply.redirect(withTicket(target, settled.ticket), 303);
       answers.withCookie(request, reply, settled);
@@ -426,6 +429,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async 
           provider,
           { idToken: request.body.idToken, nonce: request.body.nonce, code: request.body.code },
           { address: request.ip, userAgent: request.headers['user-agent'] },
+          request.headers['accept-language'],
         );
         return answers.withToken(reply, answers.settle(request, outcome, 201));
       } catch (error) {

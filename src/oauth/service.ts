@@ -185,6 +185,8 @@ export class OAuthService {
     response: URLSearchParams,
     pending: PendingSignin,
     client: SigninClient,
+    /** The browser's Accept-Language: the language of an account it makes. */
+    acceptLanguage?: string | undefined,
   ): Promise<SigninOutcome> {
     return this.#d.core.run(
       {
@@ -192,7 +194,7 @@ export class OAuthService {
         throttle: { address: true },
         prove: async () => {
           const profile = await this.#profile(provider, response, pending);
-          const { user, proven } = await this.#accountFor(provider, profile);
+          const { user, proven } = await this.#accountFor(provider, profile, acceptLanguage);
           return { ok: true, user, secondFactor: { by: 'ticket' }, needsVerifiedEmail: !proven };
         },
       },
@@ -238,6 +240,8 @@ export class OAuthService {
     provider: Provider,
     token: { idToken: string; nonce: string | undefined; code: string | undefined },
     client: SigninClient,
+    /** The app's Accept-Language: the language of an account it makes. */
+    acceptLanguage?: string | undefined,
   ): Promise<SigninOutcome> {
     return this.#d.core.run(
       {
@@ -251,7 +255,7 @@ export class OAuthService {
             if (unreachable(error)) throw new OAuthRefusal('OAUTH_FAILED', reasonOf(error));
             return { ok: false };
           }
-          const { user, proven } = await this.#accountFor(provider, profile);
+          const { user, proven } = await this.#accountFor(provider, profile, acceptLanguage);
           const totp = await this.#d.factorOf(user.id);
           return {
             ok: true,
@@ -280,6 +284,7 @@ export class OAuthService {
   async #accountFor(
     provider: Provider,
     profile: ProviderProfile,
+    acceptLanguage: string | undefined,
     retried = false,
   ): Promise<{ user: User; proven: boolean }> {
     const key = this.#key(provider, profile);
@@ -306,14 +311,14 @@ export class OAuthService {
         return { user: existing, proven: true };
       }
       if (!this.#d.signup) throw new OAuthRefusal('SIGNUP_CLOSED', 'OAUTH_SIGNUP is false');
-      const created = await this.#create({ ...profile, email }, key);
+      const created = await this.#create({ ...profile, email }, key, acceptLanguage);
       this.#d.mail.wake();
       // An email its provider did not verify may be anyone's: the identity signs in once the
       // mailbox is proven, and a password reset unlinks it (decision 195).
       return { user: created, proven: profile.emailVerified };
     } catch (error) {
       if (!retried && (error instanceof IdentityTakenError || error instanceof EmailTakenError))
-        return this.#accountFor(provider, profile, true);
+        return this.#accountFor(provider, profile, acceptLanguage, true);
       if (error instanceof IdentityTakenError || error instanceof EmailTakenError)
         throw new OAuthRefusal('OAUTH_FAILED', 'a simultaneous sign-in won twice');
       throw error;
@@ -349,10 +354,20 @@ export class OAuthService {
   }
 
   /** A new account for the identity: no password, the email verified as the provider says. */
-  #create(profile: ProviderProfile & { email: string }, key: IdentityKey): Promise<User> {
+  #create(
+    profile: ProviderProfile & { email: string },
+    key: IdentityKey,
+    acceptLanguage: string | undefined,
+  ): Promise<User> {
     const name = nameFrom(profile);
+    const locale = this.#d.accountMail.localeFor(acceptLanguage);
     return this.#d.transaction(async (repos) => {
-      let user = await repos.users.insert({ email: profile.email, emailKey: emailKey(profile.email), name });
+      let user = await repos.users.insert({
+        email: profile.email,
+        emailKey: emailKey(profile.email),
+        name,
+        locale,
+      });
       if (profile.emailVerified) {
         await repos.users.markEmailVerified(user.id, new Date(this.#d.now()));
         user = { ...user, emailVerified: true };

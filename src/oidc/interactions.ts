@@ -9,6 +9,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { InteractionResults, default as Provider } from 'oidc-provider';
 import { Type } from 'typebox';
+import { languageHeaders, PAGE_TEXTS, pageLocale } from '../pages/i18n.ts';
 import type { ActiveSession, SessionService } from '../sessions/service.ts';
 import type { Awaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';
@@ -45,7 +46,6 @@ class Gone extends Error {}
 
 export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = async (app, deps) => {
   const { host } = deps;
-  const page = interactionPage();
 
   async function detailsOf(
     request: FastifyRequest,
@@ -160,17 +160,13 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
     return asked(details).every((item) => agreed.has(item));
   }
 
-  function gonePage(reply: FastifyReply) {
+  function gonePage(request: FastifyRequest, reply: FastifyReply) {
+    const locale = pageLocale(request.headers['accept-language']);
+    languageHeaders(reply, locale);
     return reply
       .code(400)
       .type('text/html; charset=utf-8')
-      .send(
-        errorPage(
-          'interaction_expired',
-          'This sign-in has expired or was opened in another browser.',
-          'Go back to the app and sign in again.',
-        ),
-      );
+      .send(errorPage(locale, 'interaction_expired', PAGE_TEXTS[locale].oidc.expired, 'signInAgain'));
   }
 
   const pageConfig = { page: true, noStore: true } as const;
@@ -191,11 +187,11 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
       try {
         found = await detailsOf(request, reply);
       } catch (error) {
-        if (error instanceof Gone) return gonePage(reply);
+        if (error instanceof Gone) return gonePage(request, reply);
         throw error;
       }
       const { provider, details } = found;
-      if (details.uid !== request.params.uid) return gonePage(reply);
+      if (details.uid !== request.params.uid) return gonePage(request, reply);
       let result: InteractionResults | undefined;
       if (details.prompt.name === 'login') {
         const session = await usableSession(request, reply, details);
@@ -209,7 +205,11 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
         });
         return reply.redirect(to, 303);
       }
-      return reply.type('text/html; charset=utf-8').send(page);
+      // The app may say which languages it wants the page in (OpenID Connect's ui_locales) before the browser does.
+      const asked = typeof details.params.ui_locales === 'string' ? details.params.ui_locales.split(' ') : [];
+      const locale = pageLocale(request.headers['accept-language'], asked.slice(0, 10));
+      languageHeaders(reply, locale);
+      return reply.type('text/html; charset=utf-8').send(interactionPage(locale));
     },
   );
 

@@ -1,28 +1,24 @@
 // The provider's own HTML: the sign-in and consent page's shell (its script does the rest), the
-// error page, and the sign-out pages. Usher's style and icon only, nothing from elsewhere; every
-// value put in is escaped, and none of these pages runs inline script.
+// error page, and the sign-out pages, in the browser's language (pages/i18n.ts). Usher's style and
+// icon only, nothing from elsewhere; every value put in is escaped, and none of these pages runs
+// inline script (the sign-in page's texts ride along as an inert JSON block).
+import type { BuiltInLocale } from '../i18n/locale.ts';
+import { escapeHtml, fill, LocalizedPage, PAGE_TEXTS } from '../pages/i18n.ts';
 
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+export { escapeHtml } from '../pages/i18n.ts';
 
-function shell(title: string, body: string, script?: string): string {
+function shell(lang: string, title: string, body: string, script?: string): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${lang}">
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <meta name="robots" content="noindex">
-  <title>${escapeHtml(title)}</title>
+  <title>${title}</title>
   <link rel="icon" href="/pages/icon.svg" type="image/svg+xml">
   <link rel="stylesheet" href="/pages/pages.css">
   <link rel="stylesheet" href="/pages/account.css">
-  <link rel="stylesheet" href="/pages/interaction.css">${script ? `\n  <script type="module" src="${script}"></script>` : ''}
+  <link rel="stylesheet" href="/pages/interaction.css">${script ? `\n  <script type="application/json" id="texts">{}</script>\n  <script type="module" src="${script}"></script>` : ''}
 </head>
 <body>
   <main>
@@ -34,89 +30,106 @@ ${body}
 `;
 }
 
-/** The page of an interaction: its script asks what to show (GET …/details) and signs in through the JSON API. */
-export function interactionPage(): string {
-  return shell(
-    'Sign in',
-    `    <h1 id="heading">Sign in</h1>
-    <p id="client-line" class="hint" hidden>to continue to <strong id="client-name"></strong></p>
+/** The interaction page's template: its texts' keys in {{…}} (pages/texts/en.ts, group interaction). */
+const INTERACTION = shell(
+  'en',
+  '{{signIn}}',
+  `    <h1 id="heading">{{signIn}}</h1>
+    <p id="client-line" class="hint" hidden>{{toContinueBefore}}<strong id="client-name"></strong>{{toContinueAfter}}</p>
     <div id="message" class="message" role="status" aria-live="polite" hidden></div>
-    <noscript><p class="message error">This page needs JavaScript to sign you in.</p></noscript>
+    <noscript><p class="message error">{{noscript}}</p></noscript>
 
     <form id="signin" method="post" novalidate hidden>
-      <label for="email">Email</label>
+      <label for="email">{{email}}</label>
       <input id="email" name="email" type="email" autocomplete="username webauthn" maxlength="320" required>
-      <label for="password">Password</label>
+      <label for="password">{{password}}</label>
       <input id="password" name="password" type="password" autocomplete="current-password" maxlength="4096" required>
       <div id="signin-code-field" hidden>
-        <label for="signin-code">Code from your authenticator app</label>
+        <label for="signin-code">{{authenticatorCode}}</label>
         <input id="signin-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="32">
-        <p class="hint">Or one of your recovery codes.</p>
+        <p class="hint">{{orRecoveryCode}}</p>
       </div>
-      <button id="signin-submit" type="submit">Sign in</button>
+      <button id="signin-submit" type="submit">{{signIn}}</button>
     </form>
 
     <div id="other-ways" hidden>
-      <p class="or"><span>or</span></p>
-      <button id="passkey" type="button" class="secondary" hidden>Sign in with a passkey</button>
-      <ul id="providers" class="providers" aria-label="Other ways to sign in"></ul>
+      <p class="or"><span>{{or}}</span></p>
+      <button id="passkey" type="button" class="secondary" hidden>{{withPasskey}}</button>
+      <ul id="providers" class="providers" aria-label="{{otherWays}}"></ul>
     </div>
 
     <form id="second-factor" method="post" novalidate hidden>
-      <p>One more step: your account has two-step sign-in.</p>
-      <label for="second-factor-code">Code from your authenticator app</label>
+      <p>{{oneMoreStep}}</p>
+      <label for="second-factor-code">{{authenticatorCode}}</label>
       <input id="second-factor-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="32" required>
-      <p class="hint">Or one of your recovery codes.</p>
-      <button id="second-factor-submit" type="submit">Continue</button>
+      <p class="hint">{{orRecoveryCode}}</p>
+      <button id="second-factor-submit" type="submit">{{continue}}</button>
     </form>
 
     <section id="consent" hidden aria-labelledby="heading">
-      <p><strong id="consent-client"></strong> asks to:</p>
+      <p>{{asksToBefore}}<strong id="consent-client"></strong>{{asksToAfter}}</p>
       <ul id="consent-scopes" class="scopes"></ul>
-      <p id="consent-who-line" class="hint" hidden>Signed in as <span id="consent-who"></span>.</p>
+      <p id="consent-who-line" class="hint" hidden>{{signedInAsBefore}}<span id="consent-who"></span>{{signedInAsAfter}}</p>
       <div class="row">
-        <button id="allow" type="button">Allow</button>
-        <button id="deny" type="button" class="secondary">Deny</button>
+        <button id="allow" type="button">{{allow}}</button>
+        <button id="deny" type="button" class="secondary">{{deny}}</button>
       </div>
     </section>
 
-    <p id="cancel-line" class="cancel" hidden><button id="cancel" type="button" class="link">Cancel and go back to the app</button></p>`,
-    '/pages/interaction.js',
-  );
+    <p id="cancel-line" class="cancel" hidden><button id="cancel" type="button" class="link">{{cancelToApp}}</button></p>`,
+  '/pages/interaction.js',
+);
+
+let interaction: LocalizedPage | undefined;
+
+/** The page of an interaction: its script asks what to show (GET …/details) and signs in through the JSON API. */
+export function interactionPage(locale: BuiltInLocale): string {
+  interaction ??= new LocalizedPage(INTERACTION, ['common', 'interaction']);
+  return interaction.in(locale);
 }
 
-/** `advice`: what the person can do; by default, go back to the app (the app's request was at fault). */
+/**
+ * `description`: what went wrong (the provider's own words are English, like the API's);
+ * `advice`: what the person can do, by default go back to the app (the app's request was at fault).
+ */
 export function errorPage(
+  locale: BuiltInLocale,
   error: string,
   description: string | undefined,
-  advice = 'Go back to the app and start again.',
+  advice: 'startAgain' | 'signInAgain' = 'startAgain',
 ): string {
+  const t = PAGE_TEXTS[locale].oidc;
   return shell(
-    'Sign-in problem',
-    `    <h1>This sign-in cannot go on</h1>
-    <p class="message error" role="alert">${escapeHtml(description ?? 'The request was not valid.')}</p>
-    <p class="hint">${escapeHtml(advice)} (Error code: ${escapeHtml(error)})</p>`,
+    locale,
+    escapeHtml(t.problemTitle),
+    `    <h1>${escapeHtml(t.problemHeading)}</h1>
+    <p class="message error" role="alert">${escapeHtml(description ?? t.invalidRequest)}</p>
+    <p class="hint">${escapeHtml(t[advice])} ${fill(t.errorCode, { code: error })}</p>`,
   );
 }
 
 /** `form` is oidc-provider's own (its action and the xsrf token); the buttons submit it. */
-export function logoutPage(form: string, client: string | undefined): string {
+export function logoutPage(locale: BuiltInLocale, form: string, client: string | undefined): string {
+  const t = PAGE_TEXTS[locale].oidc;
   return shell(
-    'Sign out',
-    `    <h1>Sign out${client ? ` of ${escapeHtml(client)}` : ''}?</h1>
-    <p class="hint">You are also signed out of your account here.</p>
+    locale,
+    escapeHtml(t.signOutTitle),
+    `    <h1>${client ? fill(t.signOutOf, { client }) : escapeHtml(t.signOutQuestion)}</h1>
+    <p class="hint">${escapeHtml(t.alsoSignedOut)}</p>
     ${form}
     <div class="row">
-      <button autofocus type="submit" form="op.logoutForm" value="yes" name="logout">Sign out</button>
-      <button type="submit" form="op.logoutForm" class="secondary">Stay signed in</button>
+      <button autofocus type="submit" form="op.logoutForm" value="yes" name="logout">${escapeHtml(t.signOut)}</button>
+      <button type="submit" form="op.logoutForm" class="secondary">${escapeHtml(t.staySignedIn)}</button>
     </div>`,
   );
 }
 
-export function loggedOutPage(client: string | undefined): string {
+export function loggedOutPage(locale: BuiltInLocale, client: string | undefined): string {
+  const t = PAGE_TEXTS[locale].oidc;
   return shell(
-    'Signed out',
-    `    <h1>You are signed out</h1>
-    <p class="hint">${client ? `You have signed out of ${escapeHtml(client)}. ` : ''}You can close this page.</p>`,
+    locale,
+    escapeHtml(t.signedOutTitle),
+    `    <h1>${escapeHtml(t.signedOutHeading)}</h1>
+    <p class="hint">${client ? `${fill(t.signedOutOf, { client })} ` : ''}${escapeHtml(t.closePage)}</p>`,
   );
 }

@@ -7,6 +7,7 @@ import { createPrivateKey, type KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Configuration, KoaContextWithOIDC, default as Provider } from 'oidc-provider';
+import { languageHeaders, pageLocale } from '../pages/i18n.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import type { Awaitable } from '../shared/awaitable.ts';
 import type { User } from '../users/user.ts';
@@ -21,6 +22,20 @@ import {
   REFRESH_INTERVAL_MS,
 } from './keys.ts';
 import { errorPage, loggedOutPage, logoutPage } from './pages.ts';
+
+/** The language of a page the provider renders: the browser's, with the headers that say so. */
+function localeOf(ctx: {
+  get(field: string): string;
+  set(field: string, value: string): void;
+  response: { get(field: string): unknown };
+}) {
+  const locale = pageLocale(ctx.get('accept-language') || undefined);
+  languageHeaders(
+    { getHeader: (name) => ctx.response.get(name), header: (name, value) => ctx.set(name, value) },
+    locale,
+  );
+  return locale;
+}
 
 /** Where the provider is mounted: its issuer is PUBLIC_URL followed by this. */
 export const OIDC_PREFIX = '/oidc';
@@ -379,11 +394,11 @@ export class OidcHost {
           enabled: true,
           logoutSource: async (ctx, form) => {
             ctx.type = 'html';
-            ctx.body = logoutPage(form, ctx.oidc.client?.clientName);
+            ctx.body = logoutPage(localeOf(ctx), form, ctx.oidc.client?.clientName);
           },
           postLogoutSuccessSource: async (ctx) => {
             ctx.type = 'html';
-            ctx.body = loggedOutPage(ctx.oidc.client?.clientName);
+            ctx.body = loggedOutPage(localeOf(ctx), ctx.oidc.client?.clientName);
           },
         },
         resourceIndicators: {
@@ -429,6 +444,7 @@ export class OidcHost {
       renderError: async (ctx, out) => {
         ctx.type = 'html';
         ctx.body = errorPage(
+          localeOf(ctx),
           String(out.error),
           out.error_description ? String(out.error_description) : undefined,
         );

@@ -4,21 +4,28 @@
 // page's script reads it and calls the JSON API. GET /account (issue 14): the signed-in user's own
 // page (sessions, two-step sign-in, passkeys), a reference for teams who build their own, and
 // POST /account/qr, which draws a QR code for it. GET /admin (issue 29): the console for support
-// staff and administrators, on the admin API.
+// staff and administrators, on the admin API. Each page is served in the browser's language
+// (i18n.ts), but the console, which stays English.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { LocalizedPage, languageHeaders, pageLocale, type TextGroup } from './i18n.ts';
 
 const ASSETS = new URL('./assets/', import.meta.url);
 
-const PAGES = {
-  '/reset-password': 'reset-password.html',
-  '/verify-email': 'verify-email.html',
-  '/signin/email-link': 'signin-email-link.html',
-  '/account': 'account.html',
-  '/admin': 'admin.html',
-} as const;
+/**
+ * Each page, its template, and the groups of texts it takes (pages/texts/). The staff console
+ * stays English whatever the browser asks (its texts are its own; it takes the common ones, in
+ * English, for what it shares with the other pages).
+ */
+const PAGES: Record<string, { file: string; texts: readonly TextGroup[]; english?: true }> = {
+  '/reset-password': { file: 'reset-password.html', texts: ['common', 'resetPassword'] },
+  '/verify-email': { file: 'verify-email.html', texts: ['common', 'verifyEmail'] },
+  '/signin/email-link': { file: 'signin-email-link.html', texts: ['common', 'signinEmailLink'] },
+  '/account': { file: 'account.html', texts: ['common', 'account'] },
+  '/admin': { file: 'admin.html', texts: ['common'], english: true },
+};
 
 const FILES = {
   'pages.css': 'text/css; charset=utf-8',
@@ -55,9 +62,10 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
 }
 
 export const pagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  // Read once, at start-up: a missing file stops the start instead of failing a user later.
-  for (const [path, file] of Object.entries(PAGES)) {
-    const html = await readFile(new URL(file, ASSETS));
+  // Read and rendered in every language once, at start-up: a missing file or text stops the start
+  // instead of failing a user later.
+  for (const [path, { file, texts, english }] of Object.entries(PAGES)) {
+    const page = new LocalizedPage(await readFile(new URL(file, ASSETS), 'utf8'), texts);
     app.get(
       path,
       {
@@ -65,7 +73,12 @@ export const pagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         // noStore: the page shown for a link is not kept by a browser or a proxy.
         config: { page: true, noStore: true, usesDatabase: false, blobImages: BLOB_IMAGES.has(path) },
       },
-      async (_request, reply) => reply.type('text/html; charset=utf-8').send(html),
+      async (request, reply) => {
+        if (english) return reply.type('text/html; charset=utf-8').send(page.in('en'));
+        const locale = pageLocale(request.headers['accept-language']);
+        languageHeaders(reply, locale);
+        return reply.type('text/html; charset=utf-8').send(page.in(locale));
+      },
     );
   }
 

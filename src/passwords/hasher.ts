@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import type { PasswordHashConfig } from '../config.ts';
 import { AppError } from '../shared/errors.ts';
 import { LanedSemaphore, type LaneLimits, QueueFullError } from '../shared/semaphore.ts';
+import { storedImport, verifyImported } from './imported.ts';
 
 const argon2Async = promisify(argon2);
 
@@ -124,15 +125,20 @@ export class PasswordHasher {
     return new PasswordHasher(this.#params, { pool: this.#pool, lane: 'signin' });
   }
 
-  async #derive(password: string, salt: Buffer, memoryKiB: number, passes: number, parallelism: number) {
+  /** Runs `work` in one of this lane's hash slots, or refuses at once when its queue is full. */
+  async #gated<T>(work: () => Promise<T>): Promise<T> {
     const gate = this.#pool.gate;
     try {
-      return await gate.run(this.#lane, () => this.#timed(password, salt, memoryKiB, passes, parallelism));
+      return await gate.run(this.#lane, work);
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
       const drainSeconds = (gate.waiting(this.#lane) * this.#pool.typicalSeconds) / gate.slots(this.#lane);
       throw new HashOverloadedError(Math.max(1, Math.ceil(drainSeconds)));
     }
+  }
+
+  #derive(password: string, salt: Buffer, memoryKiB: number, passes: number, parallelism: number) {
+    return this.#gated(() => this.#timed(password, salt, memoryKiB, passes, parallelism));
   }
 
   async #timed(password: string, salt: Buffer, memoryKiB: number, passes: number, parallelism: number) {
@@ -159,10 +165,19 @@ export class PasswordHasher {
     return `$argon2id$v=19$m=${memoryKiB},t=${passes},p=${parallelism}$${b64(salt)}$${b64(tag)}`;
   }
 
-  /** Constant-time check of a password against a stored PHC string (with that string's own parameters). */
+  /**
+   * Constant-time check of a password against a stored hash, with that hash's own parameters:
+   * Usher's argon2id PHC string, or a hash imported from another system (passwords/imported.ts),
+   * verified by its own algorithm in the same slots and queue. Anything else matches nothing.
+   */
   async verify(password: string, phc: string): Promise<boolean> {
     const parsed = parse(phc);
-    if (!parsed) return false;
+    if (!parsed) {
+      const imported = storedImport(phc);
+      if (imported === undefined) return false;
+      // Not timed into the metric nor the Retry-After estimate: both are argon2id's.
+      return this.#gated(() => verifyImported(imported, password));
+    }
     const tag = await this.#derive(
       password,
       parsed.salt,
@@ -193,7 +208,7 @@ export class PasswordHasher {
     return false;
   }
 
-  /** True when a stored hash was made with other parameters than the configured ones. */
+  /** True when a stored hash was made with other parameters than the configured ones, or imported. */
   needsRehash(phc: string): boolean {
     const parsed = parse(phc);
     return (

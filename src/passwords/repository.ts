@@ -62,6 +62,15 @@ export class PasswordCredentialsRepository {
       .execute();
   }
 
+  /** The passwords of accounts that have none yet (new ones: a bulk import), in one statement. */
+  async insertMany(rows: readonly { userId: bigint; hash: string }[], at: Date): Promise<void> {
+    if (rows.length === 0) return;
+    await this.#db
+      .insertInto('password_credentials')
+      .values(rows.map(({ userId, hash }) => ({ user_id: userId, hash, changed_at: at.getTime() })))
+      .execute();
+  }
+
   /**
    * Replaces the hash only if it is still `expected`, so a concurrent change wins; false when it
    * was not. `at`: when the password changed; without it (the same password hashed anew) the

@@ -1,7 +1,9 @@
 // The password as one sign-in method among others (issue 26): an account may have none. Only this
 // service and sign-in (auth/) read hashes; everything else asks it whether a password is right,
 // and hands it new passwords to store.
+import { invalid } from '../shared/text.ts';
 import { PASSWORD_INPUT_MAX, type PasswordHasher } from './hasher.ts';
+import { IMPORTED_MARK, parseImportedHash } from './imported.ts';
 import type { PasswordCredentialsRepository } from './repository.ts';
 
 /** What a password write in a caller's transaction needs. */
@@ -71,6 +73,31 @@ export class PasswordService {
     const next = Object.freeze({}) as NewPassword;
     hashes.set(next, hash);
     return next;
+  }
+
+  /**
+   * A hash another system made (a user moved in with their password: users import), taken as the
+   * account's password if it is a format and within the bounds Usher verifies
+   * (passwords/imported.ts); otherwise VALIDATION_FAILED naming `passwordHash`. Stored marked as
+   * imported, it is re-hashed as argon2id at the first sign-in.
+   */
+  adopt(hash: string): NewPassword {
+    const parsed = parseImportedHash(hash);
+    if (!parsed.ok) throw invalid('passwordHash', parsed.reason);
+    const next = Object.freeze({}) as NewPassword;
+    hashes.set(next, IMPORTED_MARK + hash);
+    return next;
+  }
+
+  /** New accounts' passwords, many in one statement (a bulk import), in the caller's transaction. */
+  async setMany(
+    repos: PasswordRepositories,
+    entries: readonly { userId: bigint; next: NewPassword }[],
+  ): Promise<void> {
+    await repos.passwords.insertMany(
+      entries.map(({ userId, next }) => ({ userId, hash: hashOf(next) })),
+      new Date(this.#d.now()),
+    );
   }
 
   /** Sets the user's password, in the caller's transaction, whether or not they had one. */

@@ -10,7 +10,7 @@ import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
  */
 export type SessionOwnerRow = Pick<
   Selectable<UsersTable>,
-  'id' | 'email' | 'name' | 'created_at' | 'email_verified_at' | 'role' | 'disabled_at' | 'roles'
+  'id' | 'email' | 'name' | 'created_at' | 'email_verified_at' | 'role' | 'disabled_at' | 'roles' | 'locale'
 >;
 
 export interface SessionRecord {
@@ -51,6 +51,7 @@ const FOUND_COLUMNS = [
   'users.role as owner_role',
   'users.disabled_at as owner_disabled_at',
   'users.roles as owner_roles',
+  'users.locale as owner_locale',
 ] as const;
 const FOUND = positionsOf(FOUND_COLUMNS);
 
@@ -75,6 +76,7 @@ function sessionOfRows(rows: readonly Tuple[]): SessionRecord | undefined {
       role: row[FOUND.owner_role] as SessionOwnerRow['role'],
       disabled_at: row[FOUND.owner_disabled_at] as Date | null,
       roles: row[FOUND.owner_roles] as string,
+      locale: row[FOUND.owner_locale] as string,
     },
   };
 }

@@ -1,10 +1,14 @@
 import type { Feature } from '../features.ts';
 import { addAccountRoles } from './migrations/2026-11-27-0018-account-roles.ts';
+import { addUserLocale } from './migrations/2026-11-27-0022-user-locale.ts';
 import { accountComponentFor, currentSessionFor, usersRoutes } from './routes.ts';
 
 export const usersFeature: Feature = {
   name: 'users',
-  migrations: { '2026-11-27-0018-account-roles': addAccountRoles },
+  migrations: {
+    '2026-11-27-0018-account-roles': addAccountRoles,
+    '2026-11-27-0022-user-locale': addUserLocale,
+  },
   routes: (app, { services, guard, profile, config }) =>
     app.register(usersRoutes, { users: services.users, guard, profile, lookup: config.userLookup }),
   components: (profile) => [profile.userComponent, currentSessionFor(profile), accountComponentFor(profile)],

@@ -4,6 +4,7 @@ import { paged } from '../db/paging.ts';
 import { type NamedQuery, named, runPrepared, type Tuple } from '../db/prepared.ts';
 import { countedTotal, pageInIdOrder, type RangeCounts } from '../db/range-pages.ts';
 import { type Tables, USER_COUNT_SPAN, type UsersTable } from '../db/schema.ts';
+import { DEFAULT_LOCALE } from '../i18n/locale.ts';
 import { PasswordCredentialsRepository } from '../passwords/repository.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import type { PageRequest } from '../shared/paging.ts';
@@ -26,6 +27,7 @@ export const USER_COLUMNS = [
   'email_verified_at',
   'role',
   'disabled_at',
+  'locale',
 ] as const;
 
 type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>;
@@ -40,6 +42,7 @@ export function toUser(row: UserRow): User {
     emailVerified: row.email_verified_at !== null,
     role: row.role,
     disabled: row.disabled_at !== null,
+    locale: row.locale,
   };
 }
 
@@ -66,6 +69,7 @@ const USER_AT = {
   email_verified_at: userAt('email_verified_at'),
   role: userAt('role'),
   disabled_at: userAt('disabled_at'),
+  locale: userAt('locale'),
 };
 
 /**
@@ -83,6 +87,7 @@ export function userOfTuple(tuple: Tuple): User {
     emailVerified: row[USER_AT.email_verified_at] !== null,
     role: row[USER_AT.role],
     disabled: row[USER_AT.disabled_at] !== null,
+    locale: row[USER_AT.locale],
   };
 }
 
@@ -102,6 +107,14 @@ export interface NewUser {
   email: string;
   emailKey: string;
   name: string;
+  /** A canonical BCP 47 tag; the column's default (`en`) when absent. */
+  locale?: string | undefined;
+}
+
+/** An account a bulk import makes: when the other system made it, and whether it verified the email. */
+export interface ImportedUser extends NewUser {
+  createdAt?: Date | undefined;
+  emailVerifiedAt?: Date | undefined;
 }
 
 export interface UsersRepositoryOptions {
@@ -187,6 +200,7 @@ export class UsersRepository {
           name_key: nameKey(user.name),
           created_at: now,
           updated_at: now,
+          ...(user.locale === undefined ? {} : { locale: user.locale }),
         })
         .returning(USER_COLUMNS)
         .executeTakeFirstOrThrow();
@@ -199,11 +213,10 @@ export class UsersRepository {
   }
 
   /**
-   * Inserts accounts without passwords in one statement (a bulk import): those whose email key is
-   * already taken are left out. Answers the email keys inserted.
+   * Inserts accounts in one statement (a bulk import): those whose email key is already taken are
+   * left out. Answers the users inserted, by email key.
    */
-  /** The users inserted (an email already taken is skipped), by email key. */
-  async insertMany(users: readonly NewUser[]): Promise<Map<string, User>> {
+  async insertMany(users: readonly ImportedUser[]): Promise<Map<string, User>> {
     if (users.length === 0) return new Map();
     const now = new Date().toISOString();
     const rows = await this.#db
@@ -214,8 +227,10 @@ export class UsersRepository {
           email_key: user.emailKey,
           name: user.name,
           name_key: nameKey(user.name),
-          created_at: now,
+          created_at: user.createdAt?.toISOString() ?? now,
           updated_at: now,
+          email_verified_at: user.emailVerifiedAt?.toISOString() ?? null,
+          locale: user.locale ?? DEFAULT_LOCALE,
         })),
       )
       .onConflict((oc) => oc.column('email_key').doNothing())
@@ -326,6 +341,7 @@ export class UsersRepository {
           email_key: changes.emailKey,
           name: changes.name,
           name_key: nameKey(changes.name),
+          ...(changes.locale === undefined ? {} : { locale: changes.locale }),
           updated_at: new Date().toISOString(),
           ...(changes.unverify ? { email_verified_at: null } : {}),
         })
@@ -377,4 +393,6 @@ export interface UserChanges {
   name: string;
   /** The email is a new one: not verified until a link mailed to it is followed. */
   unverify?: boolean;
+  /** A new language (a canonical BCP 47 tag); kept as it is when absent. */
+  locale?: string | undefined;
 }

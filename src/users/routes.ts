@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import { PROVIDER_ID, type UserLookup } from '../config.ts';
+import { BUILT_IN_LOCALES, LOCALE_MAX } from '../i18n/locale.ts';
 import { PASSWORD_INPUT_MAX } from '../passwords/hasher.ts';
 import { PASSWORD_MAX } from '../passwords/policy.ts';
 import { type ErrorRenderer, renderCodeOnly } from '../plugins/errors.ts';
@@ -48,7 +49,26 @@ const userFields = {
   }),
 };
 
-const RegistrationBody = Type.Object(userFields, { additionalProperties: false });
+/** An account's language on input; the service checks the tag and keeps its canonical form. */
+const localeInput = (more = '') =>
+  Type.String({
+    // Bounded generously here: a longer one is still refused, in the rule's words, by the service.
+    maxLength: LOCALE_MAX * 4,
+    description: `The account's language: a BCP 47 tag of at most ${LOCALE_MAX} characters (\`en\`, \`de-AT\`, \`pt-BR\`), stored in its canonical form. Mails to the account are written in the best match among the languages there are texts for (Usher's: ${BUILT_IN_LOCALES.join(', ')}; de-AT → de; anything else → en). Not part of the user object in either profile: GET /api/account shows it.${more}`,
+    examples: ['de-AT'],
+  });
+
+const RegistrationBody = Type.Object(
+  {
+    ...userFields,
+    locale: Type.Optional(
+      localeInput(
+        " Without it, the first language of the request's Accept-Language there are texts for, else `en`.",
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
 const UpdateBody = Type.Object(
   {
     email: userFields.email,
@@ -62,6 +82,7 @@ const UpdateBody = Type.Object(
         writeOnly: true,
       }),
     ),
+    locale: Type.Optional(localeInput(' Without it, the account keeps its own.')),
   },
   { additionalProperties: false },
 );
@@ -127,6 +148,11 @@ export const accountComponentFor = (profile: Pick<UserWireFormat, 'userSchema'>)
         role: Type.Union([Type.Literal('user'), Type.Literal('support'), Type.Literal('admin')], {
           description:
             'What the account may administer: `user` (nothing), `support` (find users, end sessions, send mails) or `admin` (everything); see the administration tag.',
+        }),
+        locale: Type.String({
+          maxLength: LOCALE_MAX,
+          description: `The account's language: a canonical BCP 47 tag (\`en\` unless chosen; set at registration from Accept-Language, changed with \`locale\` in PUT /api/users/{id}). Mails to the account are written in the best match among the languages there are texts for (Usher's: ${BUILT_IN_LOCALES.join(', ')}).`,
+          examples: ['de-AT'],
         }),
       },
       {
@@ -309,7 +335,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         operationId: 'registerUser',
         description:
           'Creates an account and mails a link to confirm its email address. The password is stored only as ' +
-          'an argon2id hash. Limited per client address: registrations per 15 minutes and at once (429).',
+          'an argon2id hash. Limited per client address: registrations per 15 minutes and at once (429). ' +
+          "The account's language (`locale`, which mails are written in) is the body's `locale`, else the first " +
+          'language of Accept-Language there are texts for, else `en`; the user object does not show it.',
         body: RegistrationBody,
         response: {
           201: success(profile.userSchema, 'Registered.', 'Location'),
@@ -326,7 +354,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
       config: { noStore: true },
     },
     async (request, reply) => {
-      const user = await users.register(request.body, { address: request.ip });
+      const user = await users.register(request.body, {
+        address: request.ip,
+        acceptLanguage: request.headers['accept-language'],
+      });
       reply.code(201).header('location', `/api/users/${user.id}`);
       return profile.user(user);
     },
@@ -342,7 +373,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
         description:
           'A new email (other than in letter case) or a new password needs `currentPassword`: missing or wrong, ' +
           '400 VALIDATION_FAILED (`currentPassword: …`); wrong ones count in the sign-in throttle, and once it ' +
-          'holds the account, 429 SIGNIN_FAILED with Retry-After.',
+          'holds the account, 429 SIGNIN_FAILED with Retry-After. `locale` (optional) changes the language the ' +
+          "account's mail is written in; without it the account keeps its own. A bad tag is 400 " +
+          'VALIDATION_FAILED (`locale: …`) and changes nothing.',
         params: UserIdParams,
         body: UpdateBody,
         response: {

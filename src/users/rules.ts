@@ -1,3 +1,4 @@
+import { canonicalLocale, LOCALE_MAX } from '../i18n/locale.ts';
 import { checkStorableText, codePoints, invalid } from '../shared/text.ts';
 
 export const EMAIL_MAX = 254;
@@ -56,4 +57,15 @@ export function checkName(raw: string): string {
   if (CONTROL.test(raw))
     throw invalid('name', 'must not contain control characters (U+0000-U+001F, U+007F-U+009F)');
   return name;
+}
+
+/** A language as an account keeps it: a BCP 47 tag, stored in its canonical form (`DE-at` → `de-AT`). */
+export function checkLocale(raw: string): string {
+  const locale = raw.length > LOCALE_MAX * 4 ? undefined : canonicalLocale(raw.trim());
+  if (locale === undefined)
+    throw invalid(
+      'locale',
+      `must be a BCP 47 language tag of at most ${LOCALE_MAX} characters, like en, de-AT or pt-BR`,
+    );
+  return locale;
 }

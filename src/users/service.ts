@@ -1,27 +1,41 @@
 import { userData } from '../audit/events.ts';
-import type { Journal } from '../audit/journal.ts';
+import type { AccountEvent, Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
 import { checkPassword } from '../passwords/policy.ts';
-import type { PasswordProof, PasswordRepositories, PasswordService } from '../passwords/service.ts';
+import type {
+  NewPassword,
+  PasswordProof,
+  PasswordRepositories,
+  PasswordService,
+} from '../passwords/service.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';
 import { type PageRequest, readPage } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
+import type { CheckedImport, ImportAccount, ImportResult } from './imports.ts';
 import type { EmailChangeLimits, RegistrationLimits } from './limits.ts';
 import type { LimitEventsRepository } from './limits-repository.ts';
 import { confirmPresentPassword, type PasswordAttempts, type Reauthentication } from './reauth.ts';
-import { EmailTakenError, toUser, type UsersRepository } from './repository.ts';
-import { checkEmail, checkName } from './rules.ts';
+import { EmailTakenError, type ImportedUser, toUser, type UsersRepository } from './repository.ts';
+import { checkEmail, checkLocale, checkName } from './rules.ts';
 import { type AccountRole, emailKey, USER_DEEP_SORTS, type User, type UserSortKey } from './user.ts';
 
 export interface Registration {
   email: string;
   name: string;
   password: string;
+  /** The account's language (BCP 47); by default the first of the client's Accept-Language there are texts for, else en. */
+  locale?: string | undefined;
+}
+
+/** Who registers: their address (for the registration limits) and their browser's Accept-Language. */
+export interface RegistrationClient {
+  address: string;
+  acceptLanguage?: string | undefined;
 }
 
 /** GET /api/account: the signed-in account, its user object and how it may sign in. */
@@ -35,6 +49,8 @@ export interface AccountView {
   identities: AccountIdentity[];
   /** What the account may administer (admin/): `user`, `support` or `admin`. */
   role: AccountRole;
+  /** The account's language (BCP 47), what its mail is written in. */
+  locale: string;
 }
 
 /** A linked provider identity, as the account view shows it. */
@@ -58,6 +74,8 @@ export interface UserUpdate {
   password?: string | undefined;
   /** The present password: needed to change the email or the password. */
   currentPassword?: string | undefined;
+  /** A new language (BCP 47); the account keeps its own when absent. */
+  locale?: string | undefined;
 }
 
 export type { PasswordAttempts } from './reauth.ts';
@@ -180,6 +198,7 @@ export class UsersService {
     if (id !== actor.userId) throw forbidden();
     const email = checkEmail(input.email);
     const name = checkName(input.name);
+    const locale = input.locale === undefined ? undefined : checkLocale(input.locale);
     const password = input.password === undefined ? undefined : await checkPassword(input.password);
     const current = await this.#users.findById(id);
     if (!current) throw userNotFound();
@@ -211,6 +230,7 @@ export class UsersService {
           emailKey: key,
           name,
           unverify: emailChanged,
+          locale,
         });
       } catch (error) {
         if (error instanceof EmailTakenError) throw emailTaken();
@@ -225,6 +245,7 @@ export class UsersService {
       const changed = [
         ...(email !== current.email ? ['email'] : []),
         ...(name !== current.name ? ['name'] : []),
+        ...(locale !== undefined && locale !== current.locale ? ['locale'] : []),
       ];
       if (emailChanged)
         await repos.journal.record({
@@ -319,7 +340,8 @@ export class UsersService {
       this.#methods.passkeyCount(actor.userId),
       this.#methods.identities(actor.userId),
     ]);
-    return { user: toUser(actor.owner), password, totp, passkeys, identities, role: actor.owner.role };
+    const user = toUser(actor.owner);
+    return { user, password, totp, passkeys, identities, role: user.role, locale: user.locale };
   }
 
   /** Admin (CLI): the user with that email, in any letter case. */
@@ -403,53 +425,113 @@ export class UsersService {
    * POST /api/users (with the client's address, within the registration limits) and the admin
    * CLI (without one: the operator is not limited).
    */
-  async register(input: Registration, client?: { address: string }): Promise<User> {
+  async register(input: Registration, client?: RegistrationClient): Promise<User> {
     const email = checkEmail(input.email);
     const name = checkName(input.name);
+    const locale = this.localeOf(input.locale, client?.acceptLanguage);
     const password = await checkPassword(input.password);
-    if (!client) return this.#register(email, name, password, 'cli');
+    if (!client) return this.#register(email, name, password, 'cli', locale);
     return this.#limits.registration.run(client.address, () =>
-      this.#register(email, name, password, 'registration'),
+      this.#register(email, name, password, 'registration', locale),
     );
+  }
+
+  /**
+   * A new account's language: the one asked for (checked: a bad tag is 400 VALIDATION_FAILED),
+   * else the first of the browser's Accept-Language that mail can be written in, else en.
+   */
+  localeOf(asked: string | undefined, acceptLanguage: string | undefined): string {
+    return asked === undefined ? this.#accountMail.localeFor(acceptLanguage) : checkLocale(asked);
   }
 
   /**
    * Admin (CLI `users add --no-password`): an account without a password, by the registration
    * rules otherwise. Its owner sets one through forgot-password (or, later, signs in another way).
    */
-  async registerWithoutPassword(input: { email: string; name: string }): Promise<User> {
-    return this.#register(checkEmail(input.email), checkName(input.name), undefined, 'cli');
+  async registerWithoutPassword(input: { email: string; name: string; locale?: string }): Promise<User> {
+    const locale = this.localeOf(input.locale, undefined);
+    return this.#register(checkEmail(input.email), checkName(input.name), undefined, 'cli', locale);
   }
 
   /**
-   * Admin (CLI `users import`): accounts without passwords, many at once, in one transaction and
-   * one insert, by the registration rules; no verification mail (an import is not a sign-up: the
-   * operator invites them, or they use forgot-password, which proves the address). Per row:
-   * imported, skipped (the email is taken, also by an earlier row), or the rule it breaks.
+   * Accounts without passwords by the registration rules, many at once (a tool's bulk set-up): per
+   * row imported, skipped, or the rule it breaks. `users import` itself refuses a whole file for
+   * one bad line (users/imports.ts, then importAccounts).
    */
   async importWithoutPasswords(rows: readonly { email: string; name: string }[]): Promise<ImportOutcome[]> {
     const outcomes: ImportOutcome[] = [];
-    const accepted = new Map<string, number>();
-    const users: { email: string; emailKey: string; name: string }[] = [];
+    const accounts: ImportAccount[] = [];
+    const positions: number[] = [];
     for (const [i, row] of rows.entries()) {
       try {
         const email = checkEmail(row.email);
         const name = checkName(row.name);
-        const key = emailKey(email);
-        if (accepted.has(key)) {
-          outcomes.push('skipped');
-          continue;
-        }
-        accepted.set(key, i);
-        users.push({ email, emailKey: key, name });
+        const account = { email, emailKey: emailKey(email), name, emailVerified: false };
+        accounts.push({ ...account, line: i + 1, password: undefined, createdAt: undefined });
+        positions.push(i);
         outcomes.push('imported');
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         outcomes.push(error);
       }
     }
+    const results = await this.importAccounts(accounts);
+    for (const [j, result] of results.entries()) outcomes[positions[j]!] = result;
+    return outcomes;
+  }
+
+  /**
+   * An import line's password ready to store: hashed by Usher (slow: the account lane's slots), or
+   * the other system's hash adopted as it is (passwords/imported.ts).
+   */
+  async prepareImport(row: CheckedImport): Promise<ImportAccount> {
+    const { secret, ...account } = row;
+    if (secret === undefined) return { ...account, password: undefined };
+    const password =
+      'hash' in secret ? this.#passwords.adopt(secret.hash) : await this.#passwords.prepare(secret.password);
+    return { ...account, password };
+  }
+
+  /**
+   * Admin (CLI `users import`, POST /api/admin/users/import): accounts whose lines passed the
+   * import rules (users/imports.ts), their passwords ready (prepareImport), in one transaction:
+   * one insert of the users, one of their passwords, and their records and user.created events.
+   * No verification mail: an import is not a sign-up (the other system's `emailVerified` says what
+   * it knew; the operator invites the rest, or forgot-password proves the address). An email
+   * already registered, or on an earlier line, is skipped. `summary`: the record of the whole
+   * import, written in the same transaction.
+   */
+  async importAccounts(
+    accounts: readonly ImportAccount[],
+    summary?: (counts: { imported: number; skipped: number }) => AccountEvent,
+  ): Promise<ImportResult[]> {
+    const results: ImportResult[] = [];
+    const accepted = new Map<string, number>();
+    const users: ImportedUser[] = [];
+    const now = new Date();
+    for (const [i, account] of accounts.entries()) {
+      if (accepted.has(account.emailKey)) {
+        results.push('skipped');
+        continue;
+      }
+      accepted.set(account.emailKey, i);
+      results.push('imported');
+      users.push({
+        email: account.email,
+        emailKey: account.emailKey,
+        name: account.name,
+        createdAt: account.createdAt,
+        emailVerifiedAt: account.emailVerified ? now : undefined,
+      });
+    }
     const inserted = await this.#transaction(async (repos) => {
       const made = await repos.users.insertMany(users);
+      const passwords: { userId: bigint; next: NewPassword }[] = [];
+      for (const [key, user] of made) {
+        const next = accounts[accepted.get(key)!]!.password;
+        if (next) passwords.push({ userId: user.id, next });
+      }
+      await this.#passwords.setMany(repos, passwords);
       await repos.journal.recordMany(
         [...made.values()].map((user) => ({
           type: 'user.created',
@@ -458,10 +540,12 @@ export class UsersService {
           notify: { type: 'user.created', userId: user.id, data: { via: 'import', ...userData(user) } },
         })),
       );
+      if (summary)
+        await repos.journal.record(summary({ imported: made.size, skipped: accounts.length - made.size }));
       return made;
     });
-    for (const [key, i] of accepted) if (!inserted.has(key)) outcomes[i] = 'skipped';
-    return outcomes;
+    for (const [key, i] of accepted) if (!inserted.has(key)) results[i] = 'skipped';
+    return results;
   }
 
   async #register(
@@ -469,6 +553,7 @@ export class UsersService {
     name: string,
     password: string | undefined,
     via: 'registration' | 'cli',
+    locale: string,
   ): Promise<User> {
     const key = emailKey(email);
     // Checked before hashing so an obvious duplicate costs no hash; the unique index still
@@ -480,7 +565,7 @@ export class UsersService {
     const user = await this.#transaction(async (repos) => {
       let created: User;
       try {
-        created = await repos.users.insert({ email, emailKey: key, name });
+        created = await repos.users.insert({ email, emailKey: key, name, locale });
       } catch (error) {
         if (error instanceof EmailTakenError) throw emailTaken();
         throw error;

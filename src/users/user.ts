@@ -14,6 +14,8 @@ export interface User {
   readonly role: AccountRole;
   /** An admin disabled the account: no way of signing in admits it. */
   readonly disabled: boolean;
+  /** The account's language: a canonical BCP 47 tag (`en`, `de-AT`), what its mail is written in. */
+  readonly locale: string;
 }
 
 export const ACCOUNT_ROLES: readonly AccountRole[] = ['user', 'support', 'admin'];

@@ -292,38 +292,51 @@ describeEachStore('admin CLI', (store) => {
     assert.deepEqual([parsed?.name, parsed?.email], [name, email], 'JSON lines give the exact text back');
   });
 
-  test('CONTRACT: users import takes JSON lines, validates every row, reports refusals by line, and is safe to rerun', async () => {
-    const file = join(dir, `users-${store.kind}.jsonl`);
-    writeFileSync(
-      file,
-      [
-        JSON.stringify({ email: 'j1@example.com', name: 'J One', password: 'import-pass-1' }),
-        JSON.stringify({ email: 'j2@example.com', name: 'J Two', password: 'import-pass-2' }),
-        '',
-        '{not json',
-        JSON.stringify({ email: 'not-an-email', name: 'Bad', password: 'import-pass-3' }),
-        JSON.stringify({ email: 'j3@example.com', name: 'J Three', password: 'password' }),
-        JSON.stringify({ email: 'j4@example.com', name: 'J Four' }),
-        JSON.stringify({ email: 'J1@EXAMPLE.COM', name: 'Dup', password: 'import-pass-9' }),
-      ].join('\n'),
-    );
-    const first = await cli(env, ['users', 'import', file]);
-    assert.equal(first.code, 1, 'rows were refused');
-    // j4 has no password: an account without one (issue 29), imported in a batch.
-    assert.match(first.stdout, /imported 3, skipped 1 \(already registered\), refused 3, of 7 rows/);
-    const refusedLines = [...first.stderr.matchAll(/^line (\d+): (.*)$/gm)].map((m) => [Number(m[1]), m[2]]);
+  test('CONTRACT: users import takes JSON lines, checks every row first, refuses the whole file for a bad one (by line), and is safe to rerun', async () => {
+    const good = [
+      JSON.stringify({ email: 'j1@example.com', name: 'J One', password: 'import-pass-1' }),
+      JSON.stringify({ email: 'j2@example.com', name: 'J Two', password: 'import-pass-2' }),
+      '',
+    ];
+    const bad = [
+      '{not json',
+      JSON.stringify({ email: 'not-an-email', name: 'Bad', password: 'import-pass-3' }),
+      JSON.stringify({ email: 'j3@example.com', name: 'J Three', password: 'password' }),
+    ];
+    const rest = [
+      JSON.stringify({ email: 'j4@example.com', name: 'J Four' }),
+      JSON.stringify({ email: 'J1@EXAMPLE.COM', name: 'Dup', password: 'import-pass-9' }),
+    ];
+    const refusedFile = join(dir, `users-refused-${store.kind}.jsonl`);
+    writeFileSync(refusedFile, [...good, ...bad, ...rest].join('\n'));
+    const refused = await cli(env, ['users', 'import', refusedFile]);
+    assert.equal(refused.code, 1, 'rows were refused');
+    assert.match(refused.stdout, /imported 0, skipped 0 \(already registered\), refused 3, of 7 rows/);
+    const refusedLines = [...refused.stderr.matchAll(/^line (\d+): (.*)$/gm)].map((m) => [
+      Number(m[1]),
+      m[2],
+    ]);
     assert.deepEqual(
       refusedLines.map(([line]) => line),
       [4, 5, 6],
     );
     assert.match(String(refusedLines[1]![1]), /^email:/);
     assert.match(String(refusedLines[2]![1]), /^password: .*common/);
-    assert.match(first.stderr, /processed 7\/7 rows/, 'plain progress lines when not on a terminal');
+    assert.match(refused.stderr, /nothing was imported/);
+    assert.equal((await signin('j2@example.com', 'import-pass-2')).status, 401, 'not even the good rows');
+
+    const file = join(dir, `users-${store.kind}.jsonl`);
+    writeFileSync(file, [...good, ...rest].join('\n'));
+    const first = await cli(env, ['users', 'import', file]);
+    assert.equal(first.code, 0, first.stderr);
+    // j4 has no password: an account without one (issue 29).
+    assert.match(first.stdout, /imported 3, skipped 1 \(already registered\), refused 0, of 4 rows/);
+    assert.match(first.stderr, /processed 4\/4 rows/, 'plain progress lines when not on a terminal');
     assert.equal((await signin('j2@example.com', 'import-pass-2')).status, 200);
     assert.equal((await signin('j4@example.com', 'import-pass-2')).status, 401, 'no password: any one fails');
 
     const again = await cli(env, ['users', 'import', file]);
-    assert.match(again.stdout, /imported 0, skipped 4 \(already registered\), refused 3, of 7 rows/);
+    assert.match(again.stdout, /imported 0, skipped 4 \(already registered\), refused 0, of 4 rows/);
   });
 
   test('CONTRACT: users import takes CSV with a header row, quoted fields included', async () => {
@@ -358,7 +371,7 @@ describeEachStore('admin CLI', (store) => {
     assert.equal((await signin('ml1@example.com', 'first line')).status, 401);
   });
 
-  test('ISSUE 12: refused CSV rows keep their own line numbers after multi-line quoted fields, with LF or CRLF', async () => {
+  test('ISSUE 12: refused CSV rows keep their own line numbers after multi-line quoted fields, with LF or CRLF, and refuse the file', async () => {
     for (const eol of ['\n', '\r\n']) {
       const tag = eol === '\n' ? 'lf' : 'crlf';
       const file = join(dir, `lines-${tag}-${store.kind}.csv`);
@@ -381,7 +394,7 @@ describeEachStore('admin CLI', (store) => {
       );
       const run = await cli(env, ['users', 'import', file]);
       assert.equal(run.code, 1, run.stderr);
-      assert.match(run.stdout, /imported 3, skipped 0 \(already registered\), refused 3, of 6 rows/, tag);
+      assert.match(run.stdout, /imported 0, skipped 0 \(already registered\), refused 3, of 6 rows/, tag);
       const refused = [...run.stderr.matchAll(/^line (\d+): (.*)$/gm)].map((m) => [Number(m[1]), m[2]]);
       assert.deepEqual(
         refused,
@@ -393,7 +406,11 @@ describeEachStore('admin CLI', (store) => {
         tag,
       );
       assert.match(String(refused[2]?.[1]), /^password: .*common/);
-      assert.equal((await signin(`${tag}6@example.com`, `multi${eol}line 666`)).status, 200, tag);
+      assert.equal(
+        (await signin(`${tag}6@example.com`, `multi${eol}line 666`)).status,
+        401,
+        `${tag}: nothing imported`,
+      );
     }
   });
 

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { profileApps, register, signIn, type TestApp } from '../helpers/app.ts';
+import { assertScriptsAreFiles } from '../helpers/pages.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 const PAGE_CSP =
@@ -71,10 +72,7 @@ describeEachStore('Account page', (store) => {
       assert.equal((await apps.b.get(ref)).statusCode, 200, `${ref} is served`);
     }
     assert.doesNotMatch(html, /https?:\/\//);
-    for (const script of html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)) {
-      assert.match(script[1]!, /\bsrc=/);
-      assert.equal(script[2]!.trim(), '');
-    }
+    assertScriptsAreFiles(html, '/account');
     assert.doesNotMatch(html, /<style\b/i);
     assert.doesNotMatch(html, /\sstyle\s*=/i);
     assert.doesNotMatch(html, /\son[a-z]+\s*=/i);

@@ -22,6 +22,7 @@ import { loadConfig } from '../../src/config.ts';
 import { asUser, NO_THROTTLE, newUser, startApp, type TestApp } from '../helpers/app.ts';
 import { launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { freshDatabaseUrl, postgresAvailable } from '../helpers/databases.ts';
+import { assertScriptsAreFiles } from '../helpers/pages.ts';
 import { freePort, runProcess } from '../helpers/process.ts';
 import { describeUnless } from '../helpers/skip.ts';
 
@@ -1422,10 +1423,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         assert.equal(asset.headers['content-security-policy'], PAGE_CSP, ref);
       }
       assert.doesNotMatch(html, /https?:\/\//);
-      for (const script of html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)) {
-        assert.match(script[1]!, /\bsrc=/);
-        assert.equal(script[2]!.trim(), '');
-      }
+      assertScriptsAreFiles(html, '/admin');
       assert.doesNotMatch(html, /<style\b/i);
       assert.doesNotMatch(html, /\sstyle\s*=/i);
       assert.doesNotMatch(html, /\son[a-z]+\s*=/i);

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { profileApps } from '../helpers/app.ts';
+import { assertScriptsAreFiles } from '../helpers/pages.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 const PAGE_CSP =
@@ -88,11 +89,8 @@ describeEachStore('Pages for mail links', (store) => {
         assert.equal((await apps.b.get(ref)).statusCode, 200, `${path}: ${ref} is served`);
       }
       assert.doesNotMatch(html, /https?:\/\//, `${path} holds no http(s) URL`);
-      // The CSP would block inline code anyway; the page must not need any.
-      for (const script of html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)) {
-        assert.match(script[1]!, /\bsrc=/, `${path}: every script is a file`);
-        assert.equal(script[2]!.trim(), '', `${path}: no inline script`);
-      }
+      // The CSP would block inline code anyway; the page must not need any (its texts are data).
+      assertScriptsAreFiles(html, path);
       assert.doesNotMatch(html, /<style\b/i, `${path}: no style element`);
       assert.doesNotMatch(html, /\sstyle\s*=/i, `${path}: no style attribute`);
       assert.doesNotMatch(html, /\son[a-z]+\s*=/i, `${path}: no event-handler attribute`);
@@ -147,14 +145,33 @@ describeEachStore('Pages for mail links', (store) => {
     for (const path of PAGES) assert.ok(logs.includes(`"url":"${path}"`), `${path} is logged`);
   });
 
-  test('the files served are the files in src/pages/assets, byte for byte', async () => {
+  test('the assets served are the files in src/pages/assets, byte for byte; the pages are their templates with every text in', async () => {
+    for (const path of Object.keys(ASSETS)) {
+      const file = path.slice('/pages/'.length);
+      const disk = readFileSync(new URL(`../../src/pages/assets/${file}`, import.meta.url), 'utf8');
+      assert.equal((await apps.b.get(path)).body, disk, path);
+    }
     for (const [path, file] of [
       ['/reset-password', 'reset-password.html'],
       ['/verify-email', 'verify-email.html'],
-      ...Object.keys(ASSETS).map((p) => [p, p.slice('/pages/'.length)]),
     ] as const) {
-      const disk = readFileSync(new URL(`../../src/pages/assets/${file}`, import.meta.url), 'utf8');
-      assert.equal((await apps.b.get(path)).body, disk, path);
+      const template = readFileSync(new URL(`../../src/pages/assets/${file}`, import.meta.url), 'utf8');
+      const page = (await apps.b.get(path)).body;
+      assert.match(template, /\{\{\w+\}\}/, `${file} is a template`);
+      assert.doesNotMatch(page, /\{\{|\}\}/, `${path}: every place of the template is filled`);
+      // Outside its {{…}} places and its texts block (empty in the template), the page is the template as it stands.
+      const pieces = template
+        .replace('<script type="application/json" id="texts">{}</script>', '{{texts}}')
+        .split(/\{\{\w+\}\}/);
+      let at = 0;
+      for (const piece of pieces) {
+        const found = page.indexOf(piece, at);
+        assert.ok(
+          found >= at,
+          `${path}: the template's text ${JSON.stringify(piece.slice(0, 40))} is in the page`,
+        );
+        at = found + piece.length;
+      }
     }
   });
 });

@@ -27,6 +27,7 @@ const COMMON = [
   'GET /api/admin/users/{id}',
   'PATCH /api/admin/users/{id}',
   'POST /api/admin/users',
+  'POST /api/admin/users/import',
   'POST /api/admin/users/{id}/disable',
   'POST /api/admin/users/{id}/enable',
   'POST /api/admin/users/{id}/password-reset',

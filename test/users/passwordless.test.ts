@@ -213,6 +213,7 @@ describeEachStore('accounts without a password', (store) => {
         passkeys: 0,
         identities: [],
         role: 'user',
+        locale: 'en',
       });
       const theirs = await asUser(t, without.token).get('/api/account');
       assert.equal(theirs.statusCode, 200, theirs.body);
@@ -223,6 +224,7 @@ describeEachStore('accounts without a password', (store) => {
         passkeys: 0,
         identities: [],
         role: 'user',
+        locale: 'en',
       });
 
       // TOTP counts once in force, not while its set-up is pending.

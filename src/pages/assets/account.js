@@ -2,7 +2,7 @@
 // accounts (sign in with a provider), all through Usher's JSON API with the session cookie. A
 // reference for teams who build their own page: every call is a plain fetch (but a provider's start,
 // which is a navigation), and text from the API only ever reaches the page through textContent.
-import { say, UNREACHABLE, waitText } from './link.js';
+import { lang, say, t, UNREACHABLE, waitText } from './link.js';
 
 const $ = (id) => document.getElementById(id);
 const message = $('message');
@@ -40,19 +40,20 @@ async function api(method, path, body) {
 }
 
 /** What went wrong, in words, for an answer that was not a success. */
-function problem(answer, what) {
+function problem(answer, what, values = {}) {
   if (answer.status === 0) return UNREACHABLE;
-  if (answer.status === 429) return `Too many attempts. Try again ${waitText(answer.retryAfter)}.`;
-  if (answer.status >= 500 && answer.status !== 503) return `Something went wrong: ${what} did not happen.`;
-  return answer.message || `Something went wrong: ${what} did not happen.`;
+  if (answer.status === 429) return t('tooMany', { when: waitText(answer.retryAfter) });
+  const failed = t('failed', { what: t(what, values) });
+  if (answer.status >= 500 && answer.status !== 503) return failed;
+  return lang === 'en' && answer.message ? answer.message : failed;
 }
 
-const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const when = new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'short' });
 const date = (iso) => when.format(new Date(iso));
 
 /** "Chrome on Android" from a User-Agent header; the header itself when it names no known browser. */
 function deviceName(userAgent) {
-  if (!userAgent) return 'Unknown device';
+  if (!userAgent) return t('unknownDevice');
   const browser = [
     [/Edg\//, 'Edge'],
     [/Firefox\//, 'Firefox'],
@@ -68,7 +69,7 @@ function deviceName(userAgent) {
     [/Linux/, 'Linux'],
   ].find(([pattern]) => pattern.test(userAgent))?.[1];
   if (!browser) return userAgent.slice(0, 80);
-  return system ? `${browser} on ${system}` : browser;
+  return system ? t('browserOn', { browser, system }) : browser;
 }
 
 /** An element with text (never HTML) and an optional class. */
@@ -92,8 +93,8 @@ function showSignin() {
   endSecondFactor();
   signin.hidden = false;
   showProviders();
-  document.title = 'Sign in';
-  $('heading').textContent = 'Sign in';
+  document.title = t('signIn');
+  $('heading').textContent = t('signIn');
   $('email').focus();
 }
 
@@ -104,7 +105,7 @@ signin.addEventListener('submit', async (event) => {
   const code = $('signin-code').value.trim();
   if (!$('signin-code-field').hidden && code) body.code = code;
   if (!body.email || !body.password) {
-    say(message, 'error', 'Enter your email and your password.');
+    say(message, 'error', t('enterEmailPassword'));
     return;
   }
   busy(button, true);
@@ -119,15 +120,11 @@ signin.addEventListener('submit', async (event) => {
   } else if (answer.headers.get('usher-second-factor') === 'totp') {
     $('signin-code-field').hidden = false;
     $('signin-code').focus();
-    say(
-      message,
-      'info',
-      code ? 'That code is not right. Try the current one.' : 'Enter the code from your authenticator app.',
-    );
+    say(message, 'info', code ? t('wrongCode') : t('enterCode'));
   } else if (answer.status === 401 || answer.status === 400) {
-    say(message, 'error', 'The email or the password is not right.');
+    say(message, 'error', t('wrongCredentials'));
   } else {
-    say(message, 'error', problem(answer, 'signing in'));
+    say(message, 'error', problem(answer, 'doingSignIn'));
   }
 });
 
@@ -141,23 +138,24 @@ async function load() {
     return false;
   }
   if (answer.status !== 200) {
-    say(message, 'error', problem(answer, 'loading your account'));
+    say(message, 'error', problem(answer, 'doingLoadAccount'));
     return undefined;
   }
   const { user } = answer.body;
   endSecondFactor();
   signin.hidden = true;
   showProviders();
-  document.title = 'Your account';
-  $('heading').textContent = 'Your account';
+  document.title = t('yourAccount');
+  $('heading').textContent = t('yourAccount');
   $('who-name').textContent = user.name;
   $('who-email').textContent = user.email;
   const verified = $('who-verified');
   // Profile A's user object has no emailVerified: then nothing is claimed either way.
   verified.hidden = typeof user.emailVerified !== 'boolean';
-  verified.textContent = user.emailVerified ? 'Verified' : 'Not verified';
+  verified.textContent = user.emailVerified ? t('verified') : t('notVerified');
   verified.className = user.emailVerified ? 'badge ok' : 'badge warn';
   $('account').hidden = false;
+  me = user;
   await Promise.all([loadSessions(), loadPasskeys(), loadIdentities()]);
   return !$('account').hidden;
 }
@@ -169,7 +167,7 @@ async function loadSessions() {
   const answer = await api('GET', '/api/sessions');
   if (answer.status === 401) return showSignin();
   if (answer.status !== 200) {
-    say($('sessions-message'), 'error', problem(answer, 'listing your sessions'));
+    say($('sessions-message'), 'error', problem(answer, 'doingListSessions'));
     return;
   }
   list.replaceChildren(
@@ -178,13 +176,13 @@ async function loadSessions() {
       const text = el('div', undefined, 'item-text');
       const title = el('p', deviceName(session.userAgent), 'item-title');
       if (session.userAgent) title.title = session.userAgent;
-      if (session.current) title.append(' ', el('span', 'This device', 'badge ok'));
+      if (session.current) title.append(' ', el('span', t('thisDevice'), 'badge ok'));
       text.append(
         title,
-        el('p', `Signed in ${date(session.createdAt)}`, 'item-detail'),
-        el('p', `Last seen ${date(session.lastSeenAt)}`, 'item-detail'),
+        el('p', t('sessionSignedIn', { date: date(session.createdAt) }), 'item-detail'),
+        el('p', t('sessionLastSeen', { date: date(session.lastSeenAt) }), 'item-detail'),
       );
-      const button = el('button', 'Sign out', 'secondary small');
+      const button = el('button', t('signOut'), 'secondary small');
       button.type = 'button';
       button.addEventListener('click', () => endSession(session, button));
       item.append(text, button);
@@ -198,15 +196,15 @@ async function endSession(session, button) {
   const answer = await api('DELETE', `/api/sessions/${encodeURIComponent(session.id)}`);
   busy(button, false);
   if (answer.status === 204 && session.current) {
-    say(message, 'ok', 'You are signed out.');
+    say(message, 'ok', t('signedOut'));
     showSignin();
   } else if (answer.status === 204 || answer.status === 404) {
-    say($('sessions-message'), 'ok', 'That session is signed out.');
+    say($('sessions-message'), 'ok', t('sessionSignedOut'));
     await loadSessions();
   } else if (answer.status === 401) {
     showSignin();
   } else {
-    say($('sessions-message'), 'error', problem(answer, 'signing out'));
+    say($('sessions-message'), 'error', problem(answer, 'doingSignOut'));
   }
 }
 
@@ -251,7 +249,7 @@ $('totp-password').addEventListener('submit', async (event) => {
   const turnOn = event.submitter?.value !== 'off';
   const password = $('totp-pass').value;
   if (!password) {
-    say(totpMessage, 'error', 'Enter your password first.');
+    say(totpMessage, 'error', t('enterPasswordFirst'));
     return;
   }
   const button = turnOn ? $('totp-on') : $('totp-off');
@@ -260,19 +258,19 @@ $('totp-password').addEventListener('submit', async (event) => {
   busy(button, false);
   if (answer.status === 401) return showSignin();
   if (answer.error === 'VALIDATION_FAILED' && answer.message.startsWith('password')) {
-    say(totpMessage, 'error', 'That password is not right.');
+    say(totpMessage, 'error', t('wrongPassword'));
     return;
   }
   $('totp-pass').value = '';
   $('totp-codes').hidden = true;
   if (!turnOn) {
     hideSetup();
-    if (answer.status === 204) say(totpMessage, 'ok', 'Two-step sign-in is off.');
-    else say(totpMessage, 'error', problem(answer, 'turning it off'));
+    if (answer.status === 204) say(totpMessage, 'ok', t('totpIsOff'));
+    else say(totpMessage, 'error', problem(answer, 'doingTurnOff'));
     return;
   }
   if (answer.status === 409) {
-    say(totpMessage, 'info', 'Two-step sign-in is already on. To set it up again, turn it off first.');
+    say(totpMessage, 'info', t('totpAlreadyOn'));
   } else if (answer.status === 200) {
     totpMessage.hidden = true;
     $('totp-secret').textContent = answer.body.secret;
@@ -283,7 +281,7 @@ $('totp-password').addEventListener('submit', async (event) => {
     await showQr(answer.body.uri);
     $('totp-code').focus();
   } else {
-    say(totpMessage, 'error', problem(answer, 'turning it on'));
+    say(totpMessage, 'error', problem(answer, 'doingTurnOn'));
   }
 });
 
@@ -291,7 +289,7 @@ $('totp-confirm').addEventListener('submit', async (event) => {
   event.preventDefault();
   const code = $('totp-code').value.replace(/\s/g, '');
   if (!/^\d{6}$/.test(code)) {
-    say(totpMessage, 'error', 'Enter the 6 digits the app shows.');
+    say(totpMessage, 'error', t('enterSixDigits'));
     return;
   }
   const button = $('totp-confirm-submit');
@@ -301,13 +299,7 @@ $('totp-confirm').addEventListener('submit', async (event) => {
   if (answer.status === 401) return showSignin();
   if (answer.status !== 200) {
     const wrong = answer.error === 'VALIDATION_FAILED' && answer.message.startsWith('code');
-    say(
-      totpMessage,
-      'error',
-      wrong
-        ? "That code is not right. Check the phone's clock and try the current code."
-        : problem(answer, 'confirming'),
-    );
+    say(totpMessage, 'error', wrong ? t('wrongTotpCode') : problem(answer, 'doingConfirm'));
     return;
   }
   $('totp-code').value = '';
@@ -315,7 +307,7 @@ $('totp-confirm').addEventListener('submit', async (event) => {
   $('totp-password').hidden = true;
   $('recovery-codes').replaceChildren(...answer.body.recoveryCodes.map((c) => el('li', c)));
   $('totp-codes').hidden = false;
-  say(totpMessage, 'ok', 'Two-step sign-in is on.');
+  say(totpMessage, 'ok', t('totpIsOn'));
 });
 
 $('totp-codes-done').addEventListener('click', () => {
@@ -350,7 +342,7 @@ async function loadPasskeys() {
   const answer = await api('GET', '/api/passkeys');
   if (answer.status === 401) return showSignin();
   if (answer.status !== 200) {
-    say(passkeyMessage, 'error', problem(answer, 'listing your passkeys'));
+    say(passkeyMessage, 'error', problem(answer, 'doingListPasskeys'));
     return;
   }
   const list = $('passkeys');
@@ -360,16 +352,16 @@ async function loadPasskeys() {
       const text = el('div', undefined, 'item-text');
       text.append(
         el('p', passkey.name, 'item-title'),
-        el('p', `Added ${date(passkey.createdAt)}`, 'item-detail'),
+        el('p', t('passkeyAdded', { date: date(passkey.createdAt) }), 'item-detail'),
       );
-      const button = el('button', 'Remove', 'secondary small');
+      const button = el('button', t('remove'), 'secondary small');
       button.type = 'button';
       button.addEventListener('click', () => removePasskey(passkey, button));
       item.append(text, button);
       return item;
     }),
   );
-  if (answer.body.length === 0) list.append(el('li', 'No passkeys yet.', 'empty'));
+  if (answer.body.length === 0) list.append(el('li', t('noPasskeys'), 'empty'));
 }
 
 const confirmForm = $('passkey-confirm');
@@ -397,23 +389,22 @@ async function removePasskey(passkey, button, currentPassword) {
   if (answer.status === 401) return showSignin();
   if (answer.status === 403 && currentPassword === undefined) {
     confirming = passkey;
-    $('passkey-confirm-text').textContent =
-      `You signed in more than 10 minutes ago: enter your password to remove "${passkey.name}".`;
+    $('passkey-confirm-text').textContent = t('passkeyConfirm', { name: passkey.name });
     passkeyMessage.hidden = true;
     confirmForm.hidden = false;
     $('passkey-confirm-pass').focus();
     return;
   }
   if (answer.error === 'VALIDATION_FAILED' && answer.message.startsWith('currentPassword')) {
-    say(passkeyMessage, 'error', 'That password is not right.');
+    say(passkeyMessage, 'error', t('wrongPassword'));
     return;
   }
   hideConfirm();
   if (answer.status === 204 || answer.status === 404) {
-    say(passkeyMessage, 'ok', `The passkey "${passkey.name}" is removed.`);
+    say(passkeyMessage, 'ok', t('passkeyRemoved', { name: passkey.name }));
     await loadPasskeys();
   } else {
-    say(passkeyMessage, 'error', problem(answer, 'removing it'));
+    say(passkeyMessage, 'error', problem(answer, 'doingRemove'));
   }
 }
 
@@ -422,7 +413,7 @@ confirmForm.addEventListener('submit', async (event) => {
   const password = $('passkey-confirm-pass').value;
   if (!confirming) return;
   if (!password) {
-    say(passkeyMessage, 'error', 'Enter your password first.');
+    say(passkeyMessage, 'error', t('enterPasswordFirst'));
     return;
   }
   await removePasskey(confirming, $('passkey-confirm-submit'), password);
@@ -436,7 +427,7 @@ $('passkey-confirm-cancel').addEventListener('click', () => {
 $('passkey-add').addEventListener('submit', async (event) => {
   event.preventDefault();
   if (!window.PublicKeyCredential) {
-    say(passkeyMessage, 'error', 'This browser cannot create passkeys.');
+    say(passkeyMessage, 'error', t('noPasskeySupport'));
     return;
   }
   const button = $('passkey-add-submit');
@@ -445,7 +436,7 @@ $('passkey-add').addEventListener('submit', async (event) => {
     const options = await api('POST', '/api/passkeys/register/options');
     if (options.status === 401) return showSignin();
     if (options.status !== 200) {
-      say(passkeyMessage, 'error', problem(options, 'adding a passkey'));
+      say(passkeyMessage, 'error', problem(options, 'doingAddPasskey'));
       return;
     }
     const o = options.body;
@@ -463,9 +454,7 @@ $('passkey-add').addEventListener('submit', async (event) => {
       say(
         passkeyMessage,
         'error',
-        error?.name === 'InvalidStateError'
-          ? 'This device already holds a passkey for your account.'
-          : 'No passkey was created.',
+        error?.name === 'InvalidStateError' ? t('passkeyExists') : t('noPasskeyCreated'),
       );
       return;
     }
@@ -487,10 +476,10 @@ $('passkey-add').addEventListener('submit', async (event) => {
     });
     if (answer.status === 201) {
       $('passkey-name').value = '';
-      say(passkeyMessage, 'ok', `The passkey "${answer.body.name}" is added.`);
+      say(passkeyMessage, 'ok', t('passkeyIsAdded', { name: answer.body.name }));
       await loadPasskeys();
     } else {
-      say(passkeyMessage, 'error', problem(answer, 'adding a passkey'));
+      say(passkeyMessage, 'error', problem(answer, 'doingAddPasskey'));
     }
   } finally {
     busy(button, false);
@@ -529,7 +518,10 @@ async function loadProviders() {
   }
   $('providers').replaceChildren(
     ...providers.map((provider) => {
-      const link = buttonLink(`Continue with ${provider.name}`, startUrl(provider.id, 'signin'));
+      const link = buttonLink(
+        t('continueWith', { provider: provider.name }),
+        startUrl(provider.id, 'signin'),
+      );
       link.addEventListener('click', () => remember({ id: provider.id, intent: 'signin' }));
       const item = el('li');
       item.append(link);
@@ -585,21 +577,17 @@ function takeLanding() {
 function landingProblem(code, name, linking) {
   switch (code) {
     case 'OAUTH_DENIED':
-      return linking
-        ? `Linking ${name} was cancelled: nothing changed.`
-        : `Signing in with ${name} was cancelled.`;
+      return linking ? t('linkCancelled', { name }) : t('signinCancelled', { name });
     case 'ACCOUNT_EXISTS':
-      return `An account already uses this email. Sign in with your password, then link ${name} below.`;
+      return t('accountExists', { name });
     case 'IDENTITY_TAKEN':
-      return `This ${name} account is already linked to another account. Sign in to that one to unlink it, or link another ${name} account.`;
+      return t('identityTaken', { name });
     case 'SIGNUP_CLOSED':
-      return `No account is linked to this ${name} account, and new accounts cannot be made with it. If you have an account, sign in with your password, then link ${name} below.`;
+      return t('signupClosed', { name });
     case 'SIGNIN_FAILED':
-      return 'This account cannot sign in now. If we mailed you a link to confirm your email address, follow it first; otherwise there were too many attempts: try again later.';
+      return t('providerSigninFailed');
     default:
-      return linking
-        ? `Linking ${name} did not work. Try again.`
-        : `Signing in with ${name} did not work. Try again, or sign in another way.`;
+      return linking ? t('linkFailed', { name }) : t('providerFailed', { name });
   }
 }
 
@@ -614,8 +602,8 @@ function showSecondFactor() {
   signin.hidden = true;
   showProviders();
   secondFactor.hidden = false;
-  document.title = 'Sign in';
-  $('heading').textContent = 'Sign in';
+  document.title = t('signIn');
+  $('heading').textContent = t('signIn');
   $('second-factor-code').focus();
 }
 
@@ -629,7 +617,7 @@ secondFactor.addEventListener('submit', async (event) => {
   event.preventDefault();
   const code = $('second-factor-code').value.trim();
   if (!code) {
-    say(message, 'error', 'Enter the code from your authenticator app.');
+    say(message, 'error', t('enterCode'));
     return;
   }
   const button = $('second-factor-submit');
@@ -642,13 +630,13 @@ secondFactor.addEventListener('submit', async (event) => {
     await load();
   } else if (answer.headers.get('usher-second-factor') === 'totp') {
     // The ticket lives on: another try.
-    say(message, 'error', 'That code is not right. Try the current one.');
+    say(message, 'error', t('wrongCode'));
     $('second-factor-code').select();
   } else if (answer.status === 401 || answer.status === 400) {
-    say(message, 'error', 'This sign-in has expired or had too many wrong codes. Sign in again.');
+    say(message, 'error', t('ticketExpired'));
     showSignin();
   } else {
-    say(message, 'error', problem(answer, 'signing in'));
+    say(message, 'error', problem(answer, 'doingSignIn'));
   }
 });
 
@@ -673,9 +661,10 @@ async function loadIdentities() {
   if (answer.status === 401) return showSignin();
   if (answer.status !== 200) {
     section.hidden = false;
-    say(identitiesMessage, 'error', problem(answer, 'listing your linked accounts'));
+    say(identitiesMessage, 'error', problem(answer, 'doingListIdentities'));
     return;
   }
+  showLocale(answer.body.locale);
   identities = Array.isArray(answer.body.identities) ? answer.body.identities : [];
   section.hidden = providers.length === 0 && identities.length === 0;
   const list = $('identities');
@@ -685,18 +674,18 @@ async function loadIdentities() {
       const text = el('div', undefined, 'item-text');
       text.append(el('p', providerName(identity.provider), 'item-title'));
       if (identity.email) text.append(el('p', identity.email, 'item-detail'));
-      text.append(el('p', `Linked ${date(identity.createdAt)}`, 'item-detail'));
-      const button = el('button', 'Unlink', 'secondary small');
+      text.append(el('p', t('linkedOn', { date: date(identity.createdAt) }), 'item-detail'));
+      const button = el('button', t('unlink'), 'secondary small');
       button.type = 'button';
       button.addEventListener('click', () => unlink(identity, button));
       item.append(text, button);
       return item;
     }),
   );
-  if (identities.length === 0) list.append(el('li', 'No linked accounts yet.', 'empty'));
+  if (identities.length === 0) list.append(el('li', t('noIdentities'), 'empty'));
   $('identity-links').replaceChildren(
     ...providers.map((provider) => {
-      const link = buttonLink(`Link ${provider.name}`, startUrl(provider.id, 'link'));
+      const link = buttonLink(t('linkProvider', { provider: provider.name }), startUrl(provider.id, 'link'));
       link.addEventListener('click', (event) => linkProvider(event, provider, link));
       const item = el('li');
       item.append(link);
@@ -713,12 +702,8 @@ function signinAge(answer) {
 
 /** Says that `what` needs a newer sign-in, with a button to sign out. */
 function askToSignInAgain(what) {
-  say(
-    identitiesMessage,
-    'info',
-    `You signed in more than 10 minutes ago. To ${what}, sign out and sign in again.`,
-  );
-  const button = el('button', 'Sign out', 'secondary small');
+  say(identitiesMessage, 'info', what);
+  const button = el('button', t('signOut'), 'secondary small');
   button.type = 'button';
   button.addEventListener('click', () => signOut(button));
   identitiesMessage.append(button);
@@ -730,10 +715,10 @@ async function signOut(button) {
   busy(button, false);
   if (answer.status === 204) {
     identitiesMessage.hidden = true;
-    say(message, 'ok', 'You are signed out. Sign in again to go on.');
+    say(message, 'ok', t('signedOutGoOn'));
     showSignin();
   } else {
-    say(identitiesMessage, 'error', problem(answer, 'signing out'));
+    say(identitiesMessage, 'error', problem(answer, 'doingSignOut'));
   }
 }
 
@@ -751,11 +736,11 @@ async function linkProvider(event, provider, link) {
   link.removeAttribute('aria-disabled');
   if (answer.status === 401) return showSignin();
   if (answer.status !== 200) {
-    say(identitiesMessage, 'error', problem(answer, `linking ${provider.name}`));
+    say(identitiesMessage, 'error', problem(answer, 'doingLink', { provider: provider.name }));
     return;
   }
   if (signinAge(answer) > FRESH_SIGNIN_MS) {
-    askToSignInAgain(`link ${provider.name}`);
+    askToSignInAgain(t('reauthToLink', { provider: provider.name }));
     return;
   }
   const count = identities.filter((i) => i.provider === provider.id).length;
@@ -769,19 +754,16 @@ async function unlink(identity, button) {
   busy(button, true);
   const answer = await api('DELETE', `/api/identities/${encodeURIComponent(identity.id)}`);
   busy(button, false);
-  if (answer.error === 'REAUTHENTICATION_REQUIRED') return askToSignInAgain(`unlink ${name}`);
+  if (answer.error === 'REAUTHENTICATION_REQUIRED')
+    return askToSignInAgain(t('reauthToUnlink', { provider: name }));
   if (answer.status === 401) return showSignin();
   if (answer.status === 409) {
-    say(
-      identitiesMessage,
-      'error',
-      `${what} is the only way to sign in to your account, so it cannot be unlinked. Set a password or add a passkey first.`,
-    );
+    say(identitiesMessage, 'error', t('lastMethod', { what }));
   } else if (answer.status === 204 || answer.status === 404) {
-    say(identitiesMessage, 'ok', `${what} is unlinked: it no longer signs you in.`);
+    say(identitiesMessage, 'ok', t('unlinked', { what }));
     await loadIdentities();
   } else {
-    say(identitiesMessage, 'error', problem(answer, 'unlinking it'));
+    say(identitiesMessage, 'error', problem(answer, 'doingUnlink'));
   }
 }
 
@@ -790,6 +772,55 @@ function sayLinked(kind, text) {
   say(identitiesMessage, kind, text);
   $('identities-section').scrollIntoView({ block: 'start' });
 }
+
+// ---- the language of the account's mail ----------------------------------------------------------
+
+const languageMessage = $('language-message');
+const localeSelect = $('locale');
+/** The signed-in user as GET /api/session gave it: a PUT replaces email and name with these. */
+let me = null;
+
+/** A language's own name for itself ("Deutsch", "italiano"); the tag when the browser has none. */
+function languageName(tag) {
+  try {
+    return new Intl.DisplayNames([tag], { type: 'language' }).of(tag) ?? tag;
+  } catch {
+    return tag;
+  }
+}
+
+/** Selects the account's locale, adding it to the list when it is none of the four Usher ships. */
+function showLocale(locale) {
+  if (typeof locale !== 'string' || locale === '') return;
+  if (![...localeSelect.options].some((option) => option.value === locale)) {
+    const option = el('option', languageName(locale));
+    option.value = locale;
+    option.lang = locale;
+    localeSelect.append(option);
+  }
+  localeSelect.value = locale;
+}
+
+$('language').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  if (!me) return;
+  const button = $('language-submit');
+  const locale = localeSelect.value;
+  busy(button, true);
+  const answer = await api('PUT', `/api/users/${encodeURIComponent(me.id)}`, {
+    email: me.email,
+    name: me.name,
+    locale,
+  });
+  busy(button, false);
+  if (answer.status === 401) return showSignin();
+  if (answer.status === 200) {
+    const chosen = localeSelect.selectedOptions[0]?.textContent ?? languageName(locale);
+    say(languageMessage, 'ok', t('languageSaved', { language: chosen }));
+  } else {
+    say(languageMessage, 'error', problem(answer, 'doingSaveLanguage'));
+  }
+});
 
 // ---- the start ---------------------------------------------------------------------------------
 
@@ -808,7 +839,7 @@ async function start() {
     ? providerName(pending.id)
     : providers.length === 1
       ? providers[0].name
-      : 'the provider';
+      : t('theProvider');
   const visible = signedIn && !$('identities-section').hidden;
   if (error) {
     const text = landingProblem(error, name, signedIn);
@@ -816,7 +847,7 @@ async function start() {
     else say(message, 'error', text);
   } else if (visible && pending?.intent === 'link') {
     const now = identities.filter((i) => i.provider === pending.id).length;
-    if (now > pending.count) sayLinked('ok', `${name} is linked: it signs you in to this account too.`);
+    if (now > pending.count) sayLinked('ok', t('linked', { name }));
   }
 }
 

@@ -3,7 +3,7 @@
 // a passkey, a provider); once signed in, the page reloads itself and the server finishes the
 // app's sign-in from that session. Consent for a third-party app is asked here too. Text from the
 // server only ever reaches the page through textContent.
-import { say, UNREACHABLE, waitText } from './link.js';
+import { lang, say, t, UNREACHABLE, waitText } from './link.js';
 
 const $ = (id) => document.getElementById(id);
 const message = $('message');
@@ -40,10 +40,10 @@ async function api(method, path, body) {
 
 function problem(answer, what) {
   if (answer.status === 0) return UNREACHABLE;
-  if (answer.status === 429) return `Too many attempts. Try again ${waitText(answer.retryAfter)}.`;
-  if (answer.status === 400 && answer.error === 'INVALID_TOKEN')
-    return 'This sign-in has expired. Go back to the app and sign in again.';
-  return answer.message || `Something went wrong: ${what} did not happen.`;
+  if (answer.status === 429) return t('tooMany', { when: waitText(answer.retryAfter) });
+  if (answer.status === 400 && answer.error === 'INVALID_TOKEN') return t('expiredInteraction');
+  // The API's messages are English: a page in another language says it in its own words.
+  return lang === 'en' && answer.message ? answer.message : t('failed', { what: t(what) });
 }
 
 function busy(button, on) {
@@ -79,7 +79,7 @@ signin.addEventListener('submit', async (event) => {
   const code = $('signin-code').value.trim();
   if (!$('signin-code-field').hidden && code) body.code = code;
   if (!body.email || !body.password) {
-    say(message, 'error', 'Enter your email and your password.');
+    say(message, 'error', t('enterEmailPassword'));
     return;
   }
   busy(button, true);
@@ -96,14 +96,14 @@ signin.addEventListener('submit', async (event) => {
     $('signin-code').focus();
     if (code) {
       $('signin-code').select();
-      say(message, 'error', 'That code is not right. Try the current one.');
-    } else say(message, 'info', 'Enter the code from your authenticator app.');
+      say(message, 'error', t('wrongCode'));
+    } else say(message, 'info', t('enterCode'));
   } else if (answer.status === 401 || answer.status === 400) {
-    say(message, 'error', 'The email or the password is not right.');
+    say(message, 'error', t('wrongCredentials'));
   } else if (answer.status === 403) {
-    say(message, 'error', answer.message || 'Confirm your email address first: follow the link in the mail.');
+    say(message, 'error', lang === 'en' && answer.message ? answer.message : t('confirmEmailFirst'));
   } else {
-    say(message, 'error', problem(answer, 'signing in'));
+    say(message, 'error', problem(answer, 'doingSignIn'));
   }
 });
 
@@ -128,7 +128,7 @@ $('passkey').addEventListener('click', async () => {
 async function passkeySignIn() {
   const options = await api('POST', '/api/signin/passkey/options');
   if (options.status !== 200) {
-    say(message, 'error', problem(options, 'signing in with a passkey'));
+    say(message, 'error', problem(options, 'doingPasskey'));
     return false;
   }
   const o = options.body;
@@ -145,7 +145,7 @@ async function passkeySignIn() {
     credential = null;
   }
   if (!credential) {
-    say(message, 'info', 'No passkey was used. Try again, or sign in another way.');
+    say(message, 'info', t('noPasskeyUsed'));
     return false;
   }
   const r = credential.response;
@@ -168,8 +168,8 @@ async function passkeySignIn() {
     signedIn();
     return true;
   }
-  if (answer.status === 401) say(message, 'error', 'That passkey did not sign you in. Try another way.');
-  else say(message, 'error', problem(answer, 'signing in with a passkey'));
+  if (answer.status === 401) say(message, 'error', t('passkeyFailed'));
+  else say(message, 'error', problem(answer, 'doingPasskey'));
   return false;
 }
 
@@ -183,7 +183,7 @@ async function showProviders() {
     const item = document.createElement('li');
     const link = document.createElement('a');
     link.className = 'button secondary';
-    link.textContent = `Continue with ${provider.name}`;
+    link.textContent = t('continueWith', { provider: provider.name });
     const start = new URLSearchParams({ redirectTo: base });
     link.href = `/api/oauth/${encodeURIComponent(provider.id)}/start?${start}`;
     item.append(link);
@@ -199,19 +199,18 @@ const landing = {
 if (location.search || location.hash) history.replaceState(null, '', base);
 
 const LANDING_ERRORS = {
-  OAUTH_DENIED: 'The provider sign-in was cancelled.',
-  ACCOUNT_EXISTS:
-    'An account already has this email. Sign in with your password, then link the provider from your account.',
-  IDENTITY_TAKEN: 'This provider account is linked to another Usher account.',
-  SIGNUP_CLOSED: 'No account uses this provider account, and new accounts cannot be made this way.',
-  SIGNIN_FAILED: 'That sign-in did not work: the account may need its email confirmed, or try again later.',
+  OAUTH_DENIED: t('oauthDenied'),
+  ACCOUNT_EXISTS: t('accountExists'),
+  IDENTITY_TAKEN: t('identityTaken'),
+  SIGNUP_CLOSED: t('signupClosed'),
+  SIGNIN_FAILED: t('signinFailed'),
 };
 
 $('second-factor').addEventListener('submit', async (event) => {
   event.preventDefault();
   const code = $('second-factor-code').value.trim();
   if (!code) {
-    say(message, 'error', 'Enter the code from your authenticator app.');
+    say(message, 'error', t('enterCode'));
     return;
   }
   const button = $('second-factor-submit');
@@ -222,10 +221,9 @@ $('second-factor').addEventListener('submit', async (event) => {
     return;
   }
   busy(button, false);
-  if (answer.headers.get('usher-second-factor') === 'totp')
-    say(message, 'error', 'That code is not right. Try the current one.');
+  if (answer.headers.get('usher-second-factor') === 'totp') say(message, 'error', t('wrongCode'));
   else {
-    say(message, 'error', 'This sign-in has expired or had too many wrong codes. Sign in again.');
+    say(message, 'error', t('ticketExpired'));
     $('second-factor').hidden = true;
     signin.hidden = false;
   }
@@ -234,16 +232,16 @@ $('second-factor').addEventListener('submit', async (event) => {
 // ---- consent and cancelling ----------------------------------------------------------------------
 
 const SCOPE_TEXT = {
-  openid: 'Know who you are (your account id)',
-  profile: 'See your name',
-  email: 'See your email address',
-  offline_access: 'Keep this access when you are not using it',
+  openid: t('scopeOpenid'),
+  profile: t('scopeProfile'),
+  email: t('scopeEmail'),
+  offline_access: t('scopeOfflineAccess'),
 };
 
 function scopeText(scope) {
   const hash = scope.indexOf('#');
-  if (hash > 0) return `Use ${scope.slice(0, hash)} as you (${scope.slice(hash + 1)})`;
-  return SCOPE_TEXT[scope] ?? scope;
+  if (hash > 0) return t('scopeResource', { resource: scope.slice(0, hash), scope: scope.slice(hash + 1) });
+  return Object.hasOwn(SCOPE_TEXT, scope) ? SCOPE_TEXT[scope] : scope;
 }
 
 /** Allow or Deny: both buttons wait for the answer, so only one of them is ever sent. */
@@ -251,7 +249,7 @@ async function decide(decision) {
   const buttons = [$('allow'), $('deny')];
   for (const button of buttons) busy(button, true);
   const answer = await api('POST', `${base}/consent`, { decision });
-  follow(answer, 'answering the app', buttons);
+  follow(answer, 'doingAnswer', buttons);
 }
 
 $('allow').addEventListener('click', () => decide('allow'));
@@ -260,20 +258,20 @@ $('cancel').addEventListener('click', async (event) => {
   const button = event.currentTarget;
   busy(button, true);
   const answer = await api('POST', `${base}/cancel`, {});
-  follow(answer, 'cancelling', [button]);
+  follow(answer, 'doingCancel', [button]);
 });
 
 async function start() {
   const answer = await api('GET', `${base}/details`);
   if (answer.status !== 200) {
-    say(message, 'error', problem(answer, 'loading this sign-in'));
+    say(message, 'error', problem(answer, 'doingLoad'));
     return;
   }
   const details = answer.body;
   if (details.prompt === 'consent') {
     // The app's name is in the heading and the question already; Deny is the way back.
-    document.title = `Allow ${details.client.name}?`;
-    $('heading').textContent = `Allow ${details.client.name}?`;
+    document.title = t('allowClient', { client: details.client.name });
+    $('heading').textContent = t('allowClient', { client: details.client.name });
     $('consent-client').textContent = details.client.name;
     if (details.signedInAs) {
       $('consent-who').textContent = details.signedInAs;
@@ -298,7 +296,11 @@ async function start() {
     return;
   }
   if (landing.error)
-    say(message, 'error', LANDING_ERRORS[landing.error] ?? 'That sign-in did not work. Try again.');
+    say(
+      message,
+      'error',
+      Object.hasOwn(LANDING_ERRORS, landing.error) ? LANDING_ERRORS[landing.error] : t('landingFailed'),
+    );
   signin.hidden = false;
   if (details.loginHint) $('email').value = details.loginHint;
   $('other-ways').hidden = false;

@@ -1,5 +1,28 @@
-// What both pages share: taking the token out of the link, calling the API, showing an outcome.
-// Text from the API only ever reaches the page through textContent, never as HTML.
+// What the pages share: their texts, taking the token out of a link, calling the API, showing an
+// outcome. Text from the API only ever reaches the page through textContent, never as HTML.
+
+/**
+ * The page's texts in its language, which the server chose from Accept-Language and wrote into
+ * the page as a JSON data block (inert: the CSP runs no inline script, and this is none).
+ */
+const TEXTS = JSON.parse(document.getElementById('texts')?.textContent || '{}');
+
+/** The page's language (its <html lang>): what dates and counts are written for. */
+export const lang = document.documentElement.lang || 'en';
+
+/** A text of the page, `{name}` placeholders filled from `values`; the key itself if it has none. */
+export function t(key, values = {}) {
+  const text = typeof TEXTS[key] === 'string' ? TEXTS[key] : key;
+  return text.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole));
+}
+
+/**
+ * An API error's message (English, like every message of the API) on an English page; on a page
+ * in another language, the page's own words for it instead.
+ */
+export function apiMessage(answer, key) {
+  return lang === 'en' && answer.message ? answer.message : t(key);
+}
 
 /**
  * The token from the link: `#token=…` (what Usher's mails use: a fragment is never sent to a server,
@@ -64,15 +87,14 @@ export function say(element, kind, ...lines) {
   element.hidden = false;
 }
 
-/** "in a minute", "in 15 minutes": when a throttled request may be tried again. */
+/** "in a minute", "in 15 minutes" (in the page's language): when a throttled request may be tried again. */
 export function waitText(seconds) {
-  if (!seconds) return 'later';
+  if (!seconds) return t('later');
   const minutes = Math.ceil(seconds / 60);
-  return minutes <= 1 ? 'in a minute' : `in ${minutes} minutes`;
+  return minutes <= 1
+    ? t('inAMinute')
+    : new Intl.RelativeTimeFormat(lang, { numeric: 'always' }).format(minutes, 'minute');
 }
 
-export const INCOMPLETE = [
-  'This link is incomplete.',
-  'Open the link in the mail again, or copy all of it into the address bar.',
-];
-export const UNREACHABLE = 'The server could not be reached. Check your connection and try again.';
+export const INCOMPLETE = [t('incomplete'), t('incompleteHint')];
+export const UNREACHABLE = t('unreachable');

@@ -1,5 +1,5 @@
 // The reset page: a new password typed twice, sent with the link's token to POST /api/password/reset.
-import { INCOMPLETE, postJson, say, takeToken, UNREACHABLE, waitText } from './link.js';
+import { INCOMPLETE, lang, postJson, say, t, takeToken, UNREACHABLE, waitText } from './link.js';
 
 const token = takeToken();
 const heading = document.getElementById('heading');
@@ -10,7 +10,7 @@ const confirm = document.getElementById('confirm');
 const show = document.getElementById('show');
 const submit = document.getElementById('submit');
 
-const EXPIRED = ['This link has expired or was already used. Ask for a new one.'];
+const EXPIRED = [t('expired')];
 
 function finish(title, kind, lines) {
   form.hidden = true;
@@ -19,55 +19,51 @@ function finish(title, kind, lines) {
   say(message, kind, ...lines);
 }
 
-/** The API's rule message ("password: must be 8 to 1024 characters") as a sentence. */
+/**
+ * The API's rule message ("password: must be 8 to 1024 characters") as a sentence on an English
+ * page; in another language, the rules in the page's own words (the API speaks English only).
+ */
 function ruleText(apiMessage) {
+  if (lang !== 'en') return t('passwordRefused');
   const rule = apiMessage.slice('password: '.length).trim();
   return `Your new password ${rule}${/[.!?…]$/.test(rule) ? '' : '.'}`;
 }
 
 async function send() {
   if (password.value === '') {
-    say(message, 'error', 'Type your new password.');
+    say(message, 'error', t('typePassword'));
     password.focus();
     return;
   }
   if (password.value !== confirm.value) {
-    say(message, 'error', 'The two passwords are not the same. Type the new password again in both fields.');
+    say(message, 'error', t('notSame'));
     confirm.setAttribute('aria-invalid', 'true');
     confirm.focus();
     return;
   }
   confirm.removeAttribute('aria-invalid');
   submit.disabled = true;
-  submit.textContent = 'Changing…';
+  submit.textContent = t('changing');
   message.hidden = true;
   const answer = await postJson('/api/password/reset', { token, password: password.value });
   submit.disabled = false;
-  submit.textContent = 'Change password';
+  submit.textContent = t('changePassword');
 
   if (answer.status === 204) {
     password.value = '';
     confirm.value = '';
-    finish('Password changed', 'ok', [
-      'Your password was changed. You can now sign in with it.',
-      'For your safety, every session of your account was signed out, on every device.',
-    ]);
+    finish(t('changed'), 'ok', [t('changedText'), t('signedOutEverywhere')]);
   } else if (answer.error === 'INVALID_TOKEN' || answer.message.startsWith('token: ')) {
-    finish('Link no longer valid', 'error', EXPIRED);
+    finish(t('linkInvalid'), 'error', EXPIRED);
   } else if (answer.error === 'VALIDATION_FAILED' && answer.message.startsWith('password: ')) {
     say(message, 'error', ruleText(answer.message));
     password.focus();
   } else if (answer.status === 429) {
-    say(message, 'error', `Too many attempts. Try again ${waitText(answer.retryAfter)}.`);
+    say(message, 'error', t('tooMany', { when: waitText(answer.retryAfter) }));
   } else if (answer.status === 0) {
     say(message, 'error', UNREACHABLE);
   } else {
-    say(
-      message,
-      'error',
-      'Something went wrong, and your password may not have been changed.',
-      'Try again in a moment. If it keeps failing, ask for a new link.',
-    );
+    say(message, 'error', t('failed'), t('failedHint'));
   }
 }
 
@@ -85,5 +81,5 @@ if (token) {
   });
   password.focus();
 } else {
-  finish('Link incomplete', 'error', INCOMPLETE);
+  finish(t('linkIncomplete'), 'error', INCOMPLETE);
 }

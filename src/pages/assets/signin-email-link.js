@@ -2,7 +2,7 @@
 // opens, then goes where the link was asked to send the browser (Usher-Redirect-To). An account
 // with two-step sign-in gets a ticket instead, finished with a code on the page it goes to
 // (#second-factor=…, as after a provider sign-in).
-import { INCOMPLETE, postJson, say, takeToken, UNREACHABLE, waitText } from './link.js';
+import { apiMessage, INCOMPLETE, postJson, say, t, takeToken, UNREACHABLE, waitText } from './link.js';
 
 const token = takeToken();
 const heading = document.getElementById('heading');
@@ -29,36 +29,33 @@ function target(answer) {
 
 async function signIn() {
   retry.hidden = true;
-  say(message, 'info', 'Signing you in…');
+  say(message, 'info', t('signingIn'));
   const answer = await postJson('/api/signin/email-link/verify', { token });
   if (answer.status === 200) {
-    finish('Signed in', 'ok', ['You are signed in. Taking you on…']);
+    finish(t('signedIn'), 'ok', [t('signedInText')]);
     location.assign(target(answer).href);
     return;
   }
   const ticket = answer.headers.get('usher-second-factor-ticket');
   if (answer.status === 401 && ticket) {
-    finish('One more step', 'info', ['Your account needs a code from your authenticator app too.']);
+    finish(t('oneMoreStep'), 'info', [t('oneMoreStepText')]);
     const next = target(answer);
     next.hash = `second-factor=${encodeURIComponent(ticket)}`;
     location.assign(next.href);
     return;
   }
   if (answer.status === 401 || answer.status === 400) {
-    finish('Link no longer valid', 'error', [
-      'This sign-in link has expired or was already used.',
-      'Enter your email to get a new one.',
-    ]);
+    finish(t('linkInvalid'), 'error', [t('expired'), t('expiredHint')]);
     ask.hidden = false;
   } else if (answer.status === 403) {
-    finish('Not signed in', 'error', [answer.message || 'This account cannot sign in.']);
+    finish(t('notSignedIn'), 'error', [apiMessage(answer, 'cannotSignIn')]);
   } else {
     if (answer.status === 429) {
-      say(message, 'error', `Too many attempts. Try again ${waitText(answer.retryAfter)}.`);
+      say(message, 'error', t('tooMany', { when: waitText(answer.retryAfter) }));
     } else if (answer.status === 0) {
       say(message, 'error', UNREACHABLE);
     } else {
-      say(message, 'error', 'Something went wrong, and you are not signed in yet. Try again in a moment.');
+      say(message, 'error', t('failed'));
     }
     retry.hidden = false;
   }
@@ -68,7 +65,7 @@ ask.addEventListener('submit', async (event) => {
   event.preventDefault();
   const email = document.getElementById('email').value.trim();
   if (!email) {
-    say(message, 'error', 'Enter your email.');
+    say(message, 'error', t('enterEmail'));
     return;
   }
   const button = document.getElementById('ask-submit');
@@ -77,16 +74,13 @@ ask.addEventListener('submit', async (event) => {
   button.disabled = false;
   if (answer.status === 202) {
     ask.hidden = true;
-    finish('Check your mail', 'ok', [
-      'If an account uses this email, a new sign-in link is on its way.',
-      'It works once, for 15 minutes.',
-    ]);
+    finish(t('checkMail'), 'ok', [t('checkMailText'), t('checkMailHint')]);
   } else if (answer.status === 429) {
-    say(message, 'error', `Too many requests. Try again ${waitText(answer.retryAfter)}.`);
+    say(message, 'error', t('tooManyRequests', { when: waitText(answer.retryAfter) }));
   } else if (answer.status === 0) {
     say(message, 'error', UNREACHABLE);
   } else {
-    say(message, 'error', 'Enter a valid email.');
+    say(message, 'error', t('validEmail'));
   }
 });
 
@@ -94,6 +88,6 @@ if (token) {
   retry.addEventListener('click', signIn);
   signIn();
 } else {
-  finish('Link incomplete', 'error', INCOMPLETE);
+  finish(t('linkIncomplete'), 'error', INCOMPLETE);
   ask.hidden = false;
 }

@@ -36,7 +36,7 @@ export interface paths {
         get: operations["getUser"];
         /**
          * Replace your own email and name (and optionally password)
-         * @description A new email (other than in letter case) or a new password needs `currentPassword`: missing or wrong, 400 VALIDATION_FAILED (`currentPassword: …`); wrong ones count in the sign-in throttle, and once it holds the account, 429 SIGNIN_FAILED with Retry-After.
+         * @description A new email (other than in letter case) or a new password needs `currentPassword`: missing or wrong, 400 VALIDATION_FAILED (`currentPassword: …`); wrong ones count in the sign-in throttle, and once it holds the account, 429 SIGNIN_FAILED with Retry-After. `locale` (optional) changes the language the account's mail is written in; without it the account keeps its own. A bad tag is 400 VALIDATION_FAILED (`locale: …`) and changes nothing.
          */
         put: operations["updateUser"];
         post?: never;
@@ -65,7 +65,7 @@ export interface paths {
         put?: never;
         /**
          * Register a user
-         * @description Creates an account and mails a link to confirm its email address. The password is stored only as an argon2id hash. Limited per client address: registrations per 15 minutes and at once (429).
+         * @description Creates an account and mails a link to confirm its email address. The password is stored only as an argon2id hash. Limited per client address: registrations per 15 minutes and at once (429). The account's language (`locale`, which mails are written in) is the body's `locale`, else the first language of Accept-Language there are texts for, else `en`; the user object does not show it.
          */
         post: operations["registerUser"];
         delete?: never;
@@ -782,6 +782,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/users/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import users, with their passwords or the hashes of the system they come from
+         * @description Needs an admin. `usher users import` over HTTP: JSON lines (`Content-Type: application/x-ndjson`), at most 1000 lines and 4 MiB a request. Every line is checked first; when one is bad, the answer is 400 with each bad line's number and reason, and nothing is imported. A hash in a format Usher does not verify, or with an absurd cost (bcrypt above 14, PBKDF2 above 3,000,000 iterations, scrypt above 64 MiB, argon2 above 256 MiB or 16 passes), is a bad line. A good body is imported in one transaction: emails that already have an account are skipped (so a request can be sent again), imported users get no mail, and each sign-in with an imported hash verifies it with its own algorithm and re-hashes it as argon2id. Audited: `user.created` (`via: import`) for each account and `admin.users.imported` for the request.
+         */
+        post: operations["adminImportUsers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/audit": {
         parameters: {
             query?: never;
@@ -1334,6 +1354,24 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description What an import did. */
+        UsersImportReport: {
+            /**
+             * Format: int32
+             * @description Data lines read.
+             */
+            lines: number;
+            /**
+             * Format: int32
+             * @description Accounts made.
+             */
+            imported: number;
+            /**
+             * Format: int32
+             * @description Lines whose email already had an account, or came on an earlier line: left as they were.
+             */
+            skipped: number;
+        };
         /** @description An account, every way it signs in, and its sessions: what support needs to help its owner. */
         AdminUserDetail: {
             /**
@@ -1575,6 +1613,11 @@ export interface components {
             }[];
             /** @description What the account may administer: `user` (nothing), `support` (find users, end sessions, send mails) or `admin` (everything); see the administration tag. */
             role: "user" | "support" | "admin";
+            /**
+             * @description The account's language: a canonical BCP 47 tag (`en` unless chosen; set at registration from Accept-Language, changed with `locale` in PUT /api/users/{id}). Mails to the account are written in the best match among the languages there are texts for (Usher's: en, de, fr, es).
+             * @example de-AT
+             */
+            locale: string;
         };
         /** @description A 401 failure: a stable code and a message for people. */
         Error401: {
@@ -1789,6 +1832,11 @@ export interface operations {
                     password?: string;
                     /** @description Your present password: required when the email (in more than letter case) or the password changes. */
                     currentPassword?: string;
+                    /**
+                     * @description The account's language: a BCP 47 tag of at most 64 characters (`en`, `de-AT`, `pt-BR`), stored in its canonical form. Mails to the account are written in the best match among the languages there are texts for (Usher's: en, de, fr, es; de-AT → de; anything else → en). Not part of the user object in either profile: GET /api/account shows it. Without it, the account keeps its own.
+                     * @example de-AT
+                     */
+                    locale?: string;
                 };
             };
         };
@@ -2105,6 +2153,11 @@ export interface operations {
                     name: string;
                     /** @description 8 to 1024 characters after NFKC (at most 4096 as sent); not a common password; never returned. */
                     password: string;
+                    /**
+                     * @description The account's language: a BCP 47 tag of at most 64 characters (`en`, `de-AT`, `pt-BR`), stored in its canonical form. Mails to the account are written in the best match among the languages there are texts for (Usher's: en, de, fr, es; de-AT → de; anything else → en). Not part of the user object in either profile: GET /api/account shows it. Without it, the first language of the request's Accept-Language there are texts for, else `en`.
+                     * @example de-AT
+                     */
+                    locale?: string;
                 };
             };
         };
@@ -4985,6 +5038,11 @@ export interface operations {
                     name: string;
                     /** @description The application's own roles (at most 20, each [a-z0-9:_-]{1,64}), carried in ID and access tokens as `roles`. */
                     roles?: string[];
+                    /**
+                     * @description The invitee's language: a BCP 47 tag of at most 64 characters (`de-AT`), stored in its canonical form; the invitation and later mails are written in the best match there are texts for. Without it, the first language of the request's Accept-Language there are texts for (the admin's browser: give it when the invitee reads another), else `en`.
+                     * @example fr
+                     */
+                    locale?: string;
                 };
             };
         };
@@ -5831,6 +5889,101 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    adminImportUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON lines (at most 1000), one object per line: `email` and `name` (required), then `password` (plain text, by the registration rules) or `passwordHash` (the hash the user's old system keeps: bcrypt `$2a$`/`$2b$`/`$2y$`, argon2 `$argon2id$`/`$argon2i$`, scrypt `$scrypt$ln=…,r=…,p=…$…` and PBKDF2 `$pbkdf2-sha256$i=…$…` in PHC form, or Django's `pbkdf2_sha256$…`), never both, and optionally `emailVerified` (boolean) and `createdAt` (date-time with its zone). Other fields are ignored. */
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+                "application/jsonl": string;
+            };
+        };
+        responses: {
+            /** @description Imported (or skipped, line by line). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsersImportReport"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: A line breaks a rule (the message names each bad line by its number, field and rule: nothing was imported), or the body holds no line or too many.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
                 };
             };
             /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */

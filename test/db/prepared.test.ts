@@ -60,6 +60,7 @@ describeEachStore('Hot lookups: direct and through Kysely', (store: Store) => {
       emailVerified: false,
       role: 'user',
       disabled: false,
+      locale: 'en',
     });
     assert.ok(found?.createdAt instanceof Date);
     assert.equal(found.createdAt.toISOString(), user.res.json().createdAt);
@@ -97,6 +98,7 @@ describeEachStore('Hot lookups: direct and through Kysely', (store: Store) => {
         role: 'user',
         disabled_at: null,
         roles: '[]',
+        locale: 'en',
       },
     );
     const inTransaction = await database.db

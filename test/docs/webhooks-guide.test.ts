@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +30,23 @@ function only(info: string): string {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until something accepts connections on the port: a loaded machine may take seconds to start node. */
+async function listening(port: number): Promise<void> {
+  for (let waited = 0; waited < 20_000; waited += 100) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await sleep(100);
+  }
+  assert.fail(`nothing listened on ${port} within 20 s`);
+}
 
 test('the guide holds the blocks this test runs', () => {
   assert.match(only('sh webhooks-register'), /https:\/\/id\.example\.com\/api\/admin\/webhooks/);
@@ -117,7 +135,7 @@ describeEachStore('docs/webhooks.md, run as written', (store) => {
     receiver.stderr?.on('data', (d) => {
       printed += d;
     });
-    await sleep(300);
+    await listening(receiverPort);
 
     // A forged delivery (signed with another secret) is refused by the guide's receiver.
     const forged = await fetch(receiverUrl, {

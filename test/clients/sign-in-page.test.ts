@@ -67,10 +67,10 @@ test("the client's README shows its examples as they are (the type check compile
 });
 
 test("the project's README shows the sign-in page as it is", () => {
-  const readme = readFileSync(new URL('../../README.md', CLIENT), 'utf8');
+  const readme = readFileSync(new URL('../../docs/guides/single-page-app.md', CLIENT), 'utf8');
   assert.ok(
     readme.includes(`\`\`\`ts\n${readFileSync(EXAMPLE, 'utf8')}\`\`\``),
-    'README.md, "TypeScript client"',
+    'docs/guides/single-page-app.md, "TypeScript client"',
   );
 });
 

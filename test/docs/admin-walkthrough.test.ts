@@ -1,4 +1,4 @@
-// The README's "Administering accounts" walk-through, run as an operator would: a real server
+// docs/administration.md's "Administering accounts" walk-through, run as an operator would: a real server
 // process, the block marked `sh admin-walkthrough` run in sh as written (its `npx usher` through
 // bin/usher.mjs on the server's DATABASE_URL, its curl against the server's address), and then
 // what each step claims checked from outside: the person found, disabled, their lost TOTP gone,
@@ -14,20 +14,20 @@ import { describeEachStore } from '../helpers/stores.ts';
 import { totpAt } from '../helpers/totp.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const GUIDE = readFileSync(join(ROOT, 'docs', 'administration.md'), 'utf8');
 const CLI = join(ROOT, 'bin', 'usher.mjs');
 
 function walkthrough(): string {
-  const start = README.indexOf('```sh admin-walkthrough\n');
-  assert.ok(start >= 0, 'the README has the admin-walkthrough block');
-  const body = README.slice(start + '```sh admin-walkthrough\n'.length);
+  const start = GUIDE.indexOf('```sh admin-walkthrough\n');
+  assert.ok(start >= 0, 'docs/administration.md has the admin-walkthrough block');
+  const body = GUIDE.slice(start + '```sh admin-walkthrough\n'.length);
   return body.slice(0, body.indexOf('\n```'));
 }
 
 const ADA = { email: 'ada@example.com', name: 'Ada Lovelace', password: 'correct horse battery staple' };
 const GRACE = { email: 'grace.hopper@example.com', name: 'Grace Hopper', password: 'a compiler in 1952' };
 
-describeEachStore('README: administering accounts, step by step', (store) => {
+describeEachStore('docs/administration.md: administering accounts, step by step', (store) => {
   let server: ServerProcess;
   const env = () => ({ DATABASE_URL: store.url, ENCRYPTION_KEY: KEY });
   const KEY = randomBytes(32).toString('base64');

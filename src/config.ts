@@ -49,6 +49,12 @@ export interface Config {
     poolSize: number;
     connectTimeoutMs: number;
     statementTimeoutMs: number;
+    /**
+     * `transaction`: PostgreSQL through a pooler that hands a server connection out per transaction
+     * (PgBouncer in transaction mode, RDS Proxy, Supavisor): no named statements, no session state,
+     * no startup parameters; the statement timeout and the migration lock are taken per transaction.
+     */
+    pooler: DatabasePooler;
   };
   passwordHash: PasswordHashConfig;
   /** libuv's threadpool, where argon2 runs (with Node's async fs, dns and crypto). */
@@ -260,6 +266,26 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   return value;
 }
 
+export type DatabasePooler = 'none' | 'transaction';
+const POOLERS: readonly DatabasePooler[] = ['none', 'transaction'];
+
+/**
+ * DATABASE_POOLER, or when it is unset `transaction` for a URL that says `pgbouncer=true` (the
+ * mark Prisma's users, and the pooler URLs of hosted PostgreSQL, already carry) and `none` otherwise.
+ */
+function pooler(env: Env, url: string): DatabasePooler {
+  const sqlite = url.startsWith('sqlite:');
+  const given = env.DATABASE_POOLER;
+  if (given === undefined || given === '') {
+    if (sqlite) return 'none';
+    return new URL(url).searchParams.get('pgbouncer') === 'true' ? 'transaction' : 'none';
+  }
+  const value = oneOf(env, 'DATABASE_POOLER', POOLERS, 'none');
+  if (sqlite && value !== 'none')
+    throw new ConfigError('DATABASE_POOLER', 'is for PostgreSQL; SQLite has no pooler (leave it unset)');
+  return value;
+}
+
 function databaseUrl(env: Env): string {
   const raw = env.DATABASE_URL;
   if (raw === undefined || raw === '') return 'sqlite:./data/usher.db';
@@ -449,6 +475,7 @@ export function loadConfig(env: Env = process.env): Config {
       poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
       connectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 2000, 100, 60000),
       statementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 100, 600000),
+      pooler: pooler(env, storeUrl),
     },
     passwordHash: {
       memoryKiB: integer(

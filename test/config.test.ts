@@ -379,3 +379,39 @@ describe('OIDC_RESOURCES and ACCESS_TOKEN_TTL_SECONDS (Usher as an OpenID Connec
       assertRejected({ ACCESS_TOKEN_TTL_SECONDS: bad }, 'ACCESS_TOKEN_TTL_SECONDS');
   });
 });
+
+describe('DATABASE_POOLER (CONTRACT "Operating behind poolers")', () => {
+  const PG = 'postgres://usher@127.0.0.1:6432/usher';
+
+  test('none by default, on either store', () => {
+    assert.equal(loadConfig({}).database.pooler, 'none');
+    assert.equal(loadConfig({ DATABASE_URL: PG }).database.pooler, 'none');
+  });
+
+  test('none or transaction, in any case', () => {
+    assert.equal(
+      loadConfig({ DATABASE_URL: PG, DATABASE_POOLER: 'transaction' }).database.pooler,
+      'transaction',
+    );
+    assert.equal(
+      loadConfig({ DATABASE_URL: PG, DATABASE_POOLER: 'Transaction' }).database.pooler,
+      'transaction',
+    );
+    assert.equal(loadConfig({ DATABASE_URL: PG, DATABASE_POOLER: 'none' }).database.pooler, 'none');
+  });
+
+  test('unset, a URL that says pgbouncer=true chooses transaction; a setting overrides the URL', () => {
+    assert.equal(loadConfig({ DATABASE_URL: `${PG}?pgbouncer=true` }).database.pooler, 'transaction');
+    assert.equal(loadConfig({ DATABASE_URL: `${PG}?pgbouncer=false` }).database.pooler, 'none');
+    assert.equal(
+      loadConfig({ DATABASE_URL: `${PG}?pgbouncer=true`, DATABASE_POOLER: 'none' }).database.pooler,
+      'none',
+    );
+  });
+
+  test('anything else, or transaction on SQLite, is refused, naming the setting', () => {
+    for (const bad of ['session', 'statement', 'pgbouncer', 'yes'])
+      assertRejected({ DATABASE_URL: PG, DATABASE_POOLER: bad }, 'DATABASE_POOLER');
+    assert.match(assertRejected({ DATABASE_POOLER: 'transaction' }, 'DATABASE_POOLER').message, /PostgreSQL/);
+  });
+});

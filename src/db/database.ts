@@ -1,8 +1,9 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import { type Migration, Migrator } from 'kysely/migration';
+import { Kysely, sql } from 'kysely';
+import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
 import pg from 'pg';
 import type { Config } from '../config.ts';
 import { namedStatementRunner } from './pg-statement.ts';
+import { takeMigrationLock, UsherPostgresDialect } from './postgres-dialect.ts';
 import { setDirectRunner } from './prepared.ts';
 import type { Tables } from './schema.ts';
 import { createSqliteDialect } from './sqlite-dialect.ts';
@@ -44,12 +45,16 @@ function typeParser(oid: number, format?: 'text' | 'binary'): (text: string) => 
 }
 
 function createPostgresPool(url: string, options: Config['database']): pg.Pool {
+  const pooled = options.pooler === 'transaction';
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize,
     connectionTimeoutMillis: options.connectTimeoutMs,
     idleTimeoutMillis: 30_000,
-    statement_timeout: options.statementTimeoutMs,
+    // Through a transaction pooler no startup parameter: each transaction sets its own timeout
+    // (db/postgres-dialect.ts); a statement on its own is bounded by the server's setting for the
+    // role (`alter role … set statement_timeout`, docs/operating.md), as for any client there.
+    ...(pooled ? {} : { statement_timeout: options.statementTimeoutMs }),
     types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
   });
   // An idle client whose server went away emits 'error'; unhandled, that would kill the process.
@@ -61,13 +66,43 @@ function createPostgresPool(url: string, options: Config['database']): pg.Pool {
   return pool;
 }
 
+class MigrationsFailed extends Error {
+  readonly result: MigrationResultSet;
+  constructor(result: MigrationResultSet) {
+    super('migrations failed');
+    this.result = result;
+  }
+}
+
+/**
+ * What to do about a failure a transaction pooler causes in a connection set up for a direct one:
+ * PgBouncer refuses the statement timeout Usher sends at startup.
+ */
+function poolerHint(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return /unsupported startup parameter/i.test(message)
+    ? ' (a transaction pooler such as PgBouncer is in between: set DATABASE_POOLER=transaction)'
+    : '';
+}
+
 export function openDatabase(url: string, options: Config['database']): Database {
   const dialect: DialectName = url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
   const pool = dialect === 'postgres' ? createPostgresPool(url, options) : undefined;
   const sqlite = pool ? undefined : createSqliteDialect(sqlitePath(url));
-  const db = new Kysely<Tables>({ dialect: sqlite?.dialect ?? new PostgresDialect({ pool: pool! }) });
+  const pooled = options.pooler === 'transaction';
+  const db = new Kysely<Tables>({
+    dialect:
+      sqlite?.dialect ??
+      new UsherPostgresDialect(
+        { pool: pool! },
+        { statementTimeoutPerTransactionMs: pooled ? options.statementTimeoutMs : undefined },
+      ),
+  });
   let closed = false;
-  const named = pool && namedStatementRunner(pool, typeParser);
+  // A transaction pooler gives each statement whichever server connection is free, where a
+  // statement named on another one does not exist (or one of the same name does): there every run
+  // is parsed afresh as the unnamed statement, in the same round trip as before.
+  const named = pool && namedStatementRunner(pool, typeParser, { unnamed: pooled });
   setDirectRunner(
     db,
     sqlite ? sqlite.run : (sql, parameters, name) => (closed ? undefined : named!(name, sql, parameters)),
@@ -77,18 +112,36 @@ export function openDatabase(url: string, options: Config['database']): Database
     db,
     dialect,
     async migrate(migrations) {
-      const migrator = new Migrator({
-        db,
-        provider: { getMigrations: async () => migrations(dialect) },
-      });
-      const { error, results } = await migrator.migrateToLatest();
+      const provider = { getMigrations: async () => migrations(dialect) };
+      let outcome: MigrationResultSet;
+      try {
+        outcome =
+          dialect === 'sqlite'
+            ? await new Migrator({ db, provider }).migrateToLatest()
+            : // One transaction whose first statement takes the lock (db/postgres-dialect.ts), so
+              // that instances starting at once, through a pooler or not, migrate once: the others
+              // wait, then find nothing pending. Migrations rewrite tables and are not cut off at
+              // a request's statement timeout; a lock they wait for over a minute fails them.
+              await db.transaction().execute(async (trx) => {
+                await sql`select set_config('statement_timeout', '0', true), set_config('lock_timeout', '60s', true)`.execute(
+                  trx,
+                );
+                await takeMigrationLock(trx);
+                const result = await new Migrator({ db: trx, provider }).migrateToLatest();
+                // Given a transaction, Kysely reports a failed migration instead of throwing:
+                // thrown here, the transaction rolls back rather than commit what ran before it.
+                if (result.error) throw new MigrationsFailed(result);
+                return result;
+              });
+      } catch (error) {
+        outcome = error instanceof MigrationsFailed ? error.result : { error };
+      }
+      const { error, results } = outcome;
       if (error) {
         const failed = results?.find((r) => r.status === 'Error')?.migrationName;
         throw new Error(
-          `migration ${failed ?? '(setup)'} failed: ${String((error as Error).message ?? error)}`,
-          {
-            cause: error,
-          },
+          `migration ${failed ?? '(setup)'} failed: ${String((error as Error).message ?? error)}${poolerHint(error)}`,
+          { cause: error },
         );
       }
     },

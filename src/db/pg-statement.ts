@@ -90,14 +90,18 @@ class NamedRun {
    */
   submit(connection: WireConnection): Error | null {
     const name = this.name;
-    const known = connection.parsedStatements[name] ?? connection.submittedNamedStatements[name];
+    // The unnamed statement ('') is parsed and described on every run and never recorded as known.
+    const known =
+      name === ''
+        ? undefined
+        : (connection.parsedStatements[name] ?? connection.submittedNamedStatements[name]);
     if (known !== undefined && known !== this.text)
       return new Error(`statement ${name} was prepared with a different text`);
     connection.stream.cork?.();
     try {
       if (known === undefined) {
         connection.parse({ text: this.text, name, types: NO_TYPES });
-        connection.submittedNamedStatements[name] = this.text;
+        if (name !== '') connection.submittedNamedStatements[name] = this.text;
       }
       // The values were converted before the client was taken (namedStatementRunner).
       connection.bind({ statement: name, values: this.#values });
@@ -165,7 +169,7 @@ class NamedRun {
       this.#finish(this.#failed);
       return;
     }
-    if (this.#describing) {
+    if (this.#describing && this.name !== '') {
       const statements = described.get(connection) ?? new Map<string, readonly Parser[]>();
       described.set(connection, statements);
       // A statement that returns no rows is described as NoData: it has no parsers to learn.
@@ -189,6 +193,7 @@ class NamedRun {
 export function namedStatementRunner(
   pool: pg.Pool,
   parserOf: ParserOf,
+  options: { readonly unnamed: boolean },
 ): (name: string, text: string, values: readonly unknown[]) => Promise<Tuple[]> {
   /** The clients given a listener for their 'error' event (see below). */
   const guarded = new WeakSet<pg.PoolClient>();
@@ -211,7 +216,7 @@ export function namedStatementRunner(
           guarded.add(client);
         }
         let settled = false;
-        const run = new NamedRun(name, text, sent, parserOf, (error, rows) => {
+        const run = new NamedRun(options.unnamed ? '' : name, text, sent, parserOf, (error, rows) => {
           if (settled) return;
           settled = true;
           // As pool.query does: a client whose query failed is not given to the next caller.

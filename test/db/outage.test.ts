@@ -13,7 +13,12 @@ import { freshDatabaseUrl, postgresAvailable, type Store } from '../helpers/stor
 const skip = postgresAvailable ? false : 'TEST_DATABASE_URL is not set';
 const CONNECT_TIMEOUT_MS = 500;
 const database = (url: string) => ({
-  database: { poolSize: 4, connectTimeoutMs: CONNECT_TIMEOUT_MS, statementTimeoutMs: 2000 },
+  database: {
+    poolSize: 4,
+    connectTimeoutMs: CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: 2000,
+    pooler: 'none' as const,
+  },
   databaseUrl: url,
 });
 

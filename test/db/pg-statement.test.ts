@@ -111,13 +111,17 @@ describeUnless(!postgresAvailable && 'TEST_DATABASE_URL is not set', 'Named stat
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     pool.on('error', () => {});
     const broken = new Error('unparseable');
-    const runNamed = namedStatementRunner(pool, (oid, format) => {
-      if (oid === pg.types.builtins.TEXT)
-        return () => {
-          throw broken;
-        };
-      return pg.types.getTypeParser(oid, format) as (text: string) => unknown;
-    });
+    const runNamed = namedStatementRunner(
+      pool,
+      (oid, format) => {
+        if (oid === pg.types.builtins.TEXT)
+          return () => {
+            throw broken;
+          };
+        return pg.types.getTypeParser(oid, format) as (text: string) => unknown;
+      },
+      { unnamed: false },
+    );
     let uncaught: unknown;
     const onUncaught = (error: unknown) => {
       uncaught = error;
@@ -148,7 +152,9 @@ describeUnless(
       const { url, drop } = await freshDatabaseUrl('postgres');
       const pool = new pg.Pool({ connectionString: url, max: 1 });
       pool.on('error', () => {});
-      const runNamed = namedStatementRunner(pool, (oid, format) => pg.types.getTypeParser(oid, format));
+      const runNamed = namedStatementRunner(pool, (oid, format) => pg.types.getTypeParser(oid, format), {
+        unnamed: false,
+      });
       const unsendable = new Error('unsendable');
       try {
         await assert.rejects(
@@ -202,7 +208,7 @@ describeUnless(
       // No 'connect' listener here (openDatabase adds one): the runner must not need it.
       const pool = new pg.Pool({ connectionString: relayed.toString(), max: 1 });
       pool.on('error', () => {});
-      const runNamed = namedStatementRunner(pool, parserOf);
+      const runNamed = namedStatementRunner(pool, parserOf, { unnamed: false });
       let uncaught: unknown;
       const onUncaught = (error: unknown) => {
         uncaught = error;
@@ -234,7 +240,7 @@ describeUnless(
       // idleTimeoutMillis 0: the pool keeps no timer for an idle client, so a timer left is pg's.
       const pool = new pg.Pool({ connectionString: url, max: 1, query_timeout: 300, idleTimeoutMillis: 0 });
       pool.on('error', () => {});
-      const runNamed = namedStatementRunner(pool, parserOf);
+      const runNamed = namedStatementRunner(pool, parserOf, { unnamed: false });
       const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
       try {
         await assert.rejects(

@@ -2,7 +2,7 @@ import { BODY_LIMITS, describeBytes, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from 
 
 /**
  * Every error code Usher answers with, its HTTP status, and when it is used. This table is the
- * source for the README's error table and for the OpenAPI document.
+ * source for docs/api.md's error table and for the OpenAPI document.
  */
 export const ERROR_CODES = {
   USER_NOT_FOUND: { status: 404, when: 'No user has that id (or the id is not a valid user id).' },

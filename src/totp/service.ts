@@ -83,7 +83,7 @@ export type SecondFactorCheck =
 const unavailable = () =>
   new AppError(
     'UNAVAILABLE',
-    'Two-step sign-in is not available on this server: ENCRYPTION_KEY is needed (see README).',
+    'Two-step sign-in is not available on this server: ENCRYPTION_KEY is needed (see docs/configuration.md).',
   );
 
 function recoveryCode(): string {

@@ -2,7 +2,7 @@
 // both ways, and a rounded number refused rather than passed on.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseJson, stringifyJson } from '@usher/client';
+import { parseJson, stringifyJson } from '../../clients/typescript/src/index.ts';
 
 const INT64 = new Set(['id', 'ownerId']);
 

@@ -13,7 +13,7 @@ import {
   type Profile,
   type Result,
   type UsherClient,
-} from '@usher/client';
+} from '../../clients/typescript/src/index.ts';
 import { Secret, TOTP } from 'otpauth';
 import { NO_THROTTLE, newUser, startApp, type TestApp } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';

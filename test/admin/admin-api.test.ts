@@ -864,7 +864,7 @@ describeEachStore('admin API', (store: Store) => {
       try {
         const cli = (...args: string[]) =>
           runProcess(process.execPath, [CLI, ...args], { DATABASE_URL: own.url });
-        const deleted = await cli('users', 'delete', '--email', admin.email);
+        const deleted = await cli('users', 'delete', '--email', admin.email, '--yes');
         assert.notEqual(deleted.code, 0, deleted.stdout);
         assert.match(deleted.stderr, /LAST_ADMIN/);
         for (const role of ['user', 'support']) {
@@ -878,7 +878,7 @@ describeEachStore('admin API', (store: Store) => {
         const ok = await cli('users', 'set-role', '--email', admin.email.toUpperCase(), 'user');
         assert.equal(ok.code, 0, ok.stderr);
         assert.deepEqual(await admins(t, second.token), [String(second.id)]);
-        const last = await cli('users', 'delete', '--email', second.email);
+        const last = await cli('users', 'delete', '--email', second.email, '--yes');
         assert.notEqual(last.code, 0);
         assert.match(last.stderr, /LAST_ADMIN/);
       } finally {

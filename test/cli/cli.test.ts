@@ -5,7 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { schemaMigrations } from '../../src/features.ts';
 import { sessionToken } from '../helpers/app.ts';
@@ -21,6 +21,103 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const cli = (env: Record<string, string>, args: string[], input = '') =>
   runProcess(process.execPath, [CLI, ...args], env, input);
+
+/** Every command and subcommand the CLI has; each must answer --help. */
+const COMMANDS = [
+  ['users', 'add'],
+  ['users', 'list'],
+  ['users', 'import'],
+  ['users', 'set-password'],
+  ['users', 'delete'],
+  ['users', 'verify'],
+  ['users', 'set-role'],
+  ['mail', 'send-test'],
+  ['clients', 'add'],
+  ['clients', 'list'],
+  ['clients', 'remove'],
+  ['clients', 'rotate-secret'],
+  ['keys', 'list'],
+  ['keys', 'rotate'],
+  ['keys', 'retire'],
+  ['migrate'],
+];
+
+// Help and usage errors need no settings and no database: a store of its own would add nothing.
+describe('admin CLI help', () => {
+  // A bad setting and an unopenable database: help and usage errors come before either is read.
+  const broken = {
+    PORT: 'not-a-port',
+    DATABASE_URL: `sqlite:${join(tmpdir(), `usher-no-such-dir-${process.pid}`, 'u.db')}`,
+  };
+
+  test('ISSUE 32: every command and subcommand answers --help (and "help COMMAND") on stdout, whatever the settings', async () => {
+    for (const command of COMMANDS) {
+      const what = command.join(' ');
+      for (const args of [
+        [...command, '--help'],
+        ['help', ...command],
+      ]) {
+        const run = await cli(broken, args);
+        assert.equal(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
+        assert.equal(run.stderr, '', args.join(' '));
+        assert.ok(run.stdout.startsWith(`Usage: usher ${what}`), `${args.join(' ')}: ${run.stdout}`);
+      }
+    }
+    // A group lists its own commands, every one of them.
+    for (const group of ['users', 'mail', 'clients', 'keys']) {
+      for (const args of [
+        [group, '--help'],
+        ['help', group],
+        [group, '-h'],
+      ]) {
+        const run = await cli(broken, args);
+        assert.equal(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
+        assert.ok(run.stdout.startsWith(`Usage: usher ${group} <command>`), run.stdout);
+        for (const command of COMMANDS.filter(([first]) => first === group))
+          assert.match(
+            run.stdout,
+            new RegExp(`^  ${command.join(' ')}\\b`, 'm'),
+            `${group} lists ${command.join(' ')}`,
+          );
+      }
+    }
+    const main = await cli(broken, ['--help']);
+    for (const command of COMMANDS)
+      assert.match(
+        main.stdout,
+        new RegExp(`^  ${command.join(' ')}\\b`, 'm'),
+        `the help lists ${command.join(' ')}`,
+      );
+  });
+
+  test('ISSUE 32: an unknown command or subcommand, or a group alone, exits 2 with the usage on stderr', async () => {
+    for (const [args, message, usage] of [
+      [['frobnicate'], 'unknown command "frobnicate"', 'Usage: usher <command> [options]'],
+      [['frobnicate', '--help'], 'unknown command "frobnicate"', 'Usage: usher <command> [options]'],
+      [
+        ['users', 'frobnicate'],
+        'unknown command "users frobnicate"',
+        'Usage: usher users <command> [options]',
+      ],
+      [
+        ['keys', 'frobnicate', '--help'],
+        'unknown command "keys frobnicate"',
+        'Usage: usher keys <command> [options]',
+      ],
+      [['help', 'frobnicate'], 'unknown command "frobnicate"', 'Usage: usher <command> [options]'],
+      [['users'], '"usher users" needs a command', 'Usage: usher users <command> [options]'],
+      [['clients'], '"usher clients" needs a command', 'Usage: usher clients <command> [options]'],
+    ] as const) {
+      const what = args.join(' ');
+      const run = await cli(broken, [...args]);
+      assert.equal(run.code, 2, what);
+      assert.equal(run.stdout, '', what);
+      assert.equal(run.stderr.split('\n')[0], `usher: ${message}`, what);
+      assert.equal(run.stderr.split('\n')[2], usage, what);
+      assert.match(run.stderr, /^Commands:$/m, what);
+    }
+  });
+});
 
 describeEachStore('admin CLI', (store) => {
   let server: ServerProcess;
@@ -110,6 +207,28 @@ describeEachStore('admin CLI', (store) => {
       assert.equal(run.code, 0, args.join(' '));
       assert.match(run.stdout, /^Usage: usher /, args.join(' '));
     }
+  });
+
+  test('ISSUE 32: an empty standard input says "no password read" (exit 2) and changes nothing', async () => {
+    for (const [input, email] of [
+      ['', 'empty-stdin@example.com'],
+      ['\n', 'empty-line@example.com'],
+      ['\r\nlater-line-pass-1\n', 'empty-crlf@example.com'],
+    ] as const) {
+      const run = await cli(env, ['users', 'add', '--email', email, '--name', 'Empty'], input);
+      assert.equal(run.code, 2, JSON.stringify(input));
+      assert.equal(run.stdout, '');
+      assert.match(run.stderr, /^usher: no password read: standard input was empty/, run.stderr);
+      assert.match(run.stderr, /^Usage: usher users add --email E --name N$/m);
+      assert.doesNotMatch(run.stderr, /VALIDATION_FAILED|8 characters/);
+      const listed = await listJson();
+      assert.ok(!listed.some((u) => u.email === email), 'no account was made');
+    }
+    await addUser('empty-setpw@example.com', 'Set', 'kept-pass-word-1');
+    const run = await cli(env, ['users', 'set-password', '--email', 'empty-setpw@example.com'], '');
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /^usher: no password read/);
+    assert.equal((await signin('empty-setpw@example.com', 'kept-pass-word-1')).status, 200, 'unchanged');
   });
 
   test('ISSUE 15: a usage error shows the usage of the command meant, not the whole help, with exit code 2', async () => {
@@ -492,13 +611,35 @@ describeEachStore('admin CLI', (store) => {
   test('CONTRACT: users delete removes the user; deleting an unknown email fails', async () => {
     await addUser('delete-me@example.com', 'Delete Me', 'delete-pass-1');
     assert.equal((await signin('delete-me@example.com', 'delete-pass-1')).status, 200);
-    const run = await cli(env, ['users', 'delete', '--email', 'delete-me@example.com']);
+    const run = await cli(env, ['users', 'delete', '--email', 'delete-me@example.com', '--yes']);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^deleted user \d+ \(delete-me@example\.com\)\n$/);
     assert.equal((await signin('delete-me@example.com', 'delete-pass-1')).status, 401);
-    const again = await cli(env, ['users', 'delete', '--email', 'delete-me@example.com']);
+    const again = await cli(env, ['users', 'delete', '--email', 'delete-me@example.com', '--yes']);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /USER_NOT_FOUND/);
+  });
+
+  test('ISSUE 32: without a terminal, users delete refuses (exit 2) unless --yes, and deletes nothing', async () => {
+    await addUser('keep-me@example.com', 'Keep Me', 'keep-pass-word-1');
+    // Standard input is a pipe here; even one holding the email does not count as a confirmation.
+    for (const input of ['', 'keep-me@example.com\n', 'yes\n']) {
+      const run = await cli(env, ['users', 'delete', '--email', 'keep-me@example.com'], input);
+      assert.equal(run.code, 2, JSON.stringify(input));
+      assert.equal(run.stdout, '');
+      assert.match(
+        run.stderr,
+        /^usher: users delete asks for a confirmation on a terminal; without one, add --yes/,
+      );
+      assert.match(run.stderr, /^Usage: usher users delete --email E \[--yes\]$/m);
+    }
+    assert.equal((await signin('keep-me@example.com', 'keep-pass-word-1')).status, 200, 'not deleted');
+    const misplaced = await cli(env, ['users', 'verify', '--email', 'keep-me@example.com', '--yes']);
+    assert.equal(misplaced.code, 2);
+    assert.match(misplaced.stderr, /^usher: --yes is an option of "users delete" only/);
+    const yes = await cli(env, ['users', 'delete', '--email', 'keep-me@example.com', '--yes']);
+    assert.equal(yes.code, 0, yes.stderr);
+    assert.equal((await signin('keep-me@example.com', 'keep-pass-word-1')).status, 401, 'deleted with --yes');
   });
 
   test('CONTRACT: migrate applies pending migrations (none left: the server did it)', async () => {
@@ -654,6 +795,58 @@ describeUnless(hasScript ? false : 'script(1) is not installed', 'on a terminal'
       assert.ok(!String(list.stdout).includes(email), String(list.stdout));
     });
   }
+
+  const listed = () =>
+    String(
+      spawnSync(process.execPath, [CLI, 'users', 'list'], { env: { ...env, PATH: process.env.PATH } }).stdout,
+    );
+  const addPiped = (email: string) => {
+    const run = spawnSync(process.execPath, [CLI, 'users', 'add', '--email', email, '--name', 'Doomed'], {
+      env: { ...env, PATH: process.env.PATH },
+      input: 'doomed-pass-word-1\n',
+    });
+    assert.equal(run.status, 0, String(run.stderr));
+  };
+  const remove = (email: string, ...more: string[]) =>
+    `${process.execPath} ${CLI} users delete --email ${email} ${more.join(' ')}`;
+  const CONFIRM = 'Type their email to confirm: ';
+
+  test('ISSUE 32: on a terminal, users delete shows the user and deletes only when their email is typed again', async () => {
+    const email = 'tty-delete@example.com';
+    addPiped(email);
+    const mistyped = await inTerminal(remove(email), [[CONFIRM, 'tty-delete@example.org\r']]);
+    assert.equal(mistyped.code, 1, mistyped.out);
+    assert.match(mistyped.out, /User \d+: tty-delete@example\.com \(Doomed\) will be deleted/);
+    assert.match(mistyped.out, /usher: the email typed does not match; nothing was deleted/);
+    assert.ok(listed().includes(email), 'still there');
+    const empty = await inTerminal(remove(email), [[CONFIRM, '\r']]);
+    assert.equal(empty.code, 1, empty.out);
+    assert.ok(listed().includes(email), 'an empty answer deletes nothing');
+    // The email compares as emails do: letter case and surrounding spaces aside.
+    const confirmed = await inTerminal(remove(email), [[CONFIRM, ' TTY-Delete@Example.com\r']]);
+    assert.equal(confirmed.code, 0, confirmed.out);
+    assert.match(confirmed.out, /deleted user \d+ \(tty-delete@example\.com\)/);
+    assert.ok(!listed().includes(email), 'deleted');
+  });
+
+  test('ISSUE 32: Ctrl-C at the delete confirmation deletes nothing', async () => {
+    const email = 'tty-cancel-delete@example.com';
+    addPiped(email);
+    const { out, code } = await inTerminal(remove(email), [[CONFIRM, 'tty-cancel\x03']]);
+    assert.notEqual(code, 0, out);
+    assert.match(out, /usher: cancelled at the confirmation; nothing was changed/);
+    assert.ok(listed().includes(email), 'still there');
+  });
+
+  test('ISSUE 32: on a terminal, users delete --yes asks nothing', async () => {
+    const email = 'tty-yes-delete@example.com';
+    addPiped(email);
+    const { out, code } = await inTerminal(remove(email, '--yes'), []);
+    assert.equal(code, 0, out);
+    assert.doesNotMatch(out, /confirm/);
+    assert.match(out, /deleted user \d+ \(tty-yes-delete@example\.com\)/);
+    assert.ok(!listed().includes(email));
+  });
 
   test('CONTRACT: import shows a progress bar', async () => {
     const file = join(dir, 'few.jsonl');

@@ -355,8 +355,9 @@ describeEachStore('admin CLI: OpenID Connect clients and keys', (store) => {
         "Option '--redirect-uri <value>' argument missing",
         'Usage: usher clients add',
       ],
-      [['keys', 'frobnicate'], 'unknown command "keys frobnicate"', 'Usage: usher <command> [options]'],
-      [['clients'], 'unknown command "clients"', 'Usage: usher <command> [options]'],
+      // ISSUE 32: a group's own usage (the list of its commands), not every command's.
+      [['keys', 'frobnicate'], 'unknown command "keys frobnicate"', 'Usage: usher keys <command> [options]'],
+      [['clients'], '"usher clients" needs a command', 'Usage: usher clients <command> [options]'],
     ] as const) {
       const run = await cli(env, [...args]);
       const what = args.join(' ');

@@ -20,7 +20,7 @@ import { logDestination } from './plugins/log-destination.ts';
 import { createMetrics, metricsPlugin, poolMetrics } from './plugins/metrics.ts';
 import { componentsPlugin, docsPlugin, openApiPlugin } from './plugins/openapi.ts';
 import { pipelinePlugin } from './plugins/pipeline.ts';
-import { lazyChildLogger } from './plugins/request-logger.ts';
+import { lazyChildLogger, requestId } from './plugins/request-logger.ts';
 import { shutdownPlugin } from './plugins/shutdown.ts';
 import { wireProfile } from './profiles/index.ts';
 import { createServices, type Services } from './services.ts';
@@ -80,6 +80,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     // instead of Fastify's two ("incoming request" and "request completed").
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
+    // The client's X-Request-Id when it is one (checked), else a new one; echoed by the pipeline.
+    genReqId: requestId,
     ajv: {
       // Fastify's defaults coerce ("12345678901" ⇄ 12345678901, null → "") and silently drop
       // unknown fields; Usher refuses both instead.
@@ -156,7 +158,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       origin: config.corsOrigins,
       credentials: true,
       methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-      allowedHeaders: ['content-type', 'authorization', 'usher-device'],
+      allowedHeaders: ['content-type', 'authorization', 'usher-device', 'x-request-id'],
       exposedHeaders: [
         'location',
         'link',
@@ -167,6 +169,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
         'usher-second-factor-ticket',
         'usher-redirect-to',
         'usher-device',
+        'x-request-id',
       ],
       maxAge: 600,
     });

@@ -7,6 +7,7 @@ import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { schemaMigrations } from './features.ts';
+import { serveClusterMetrics } from './plugins/metrics.ts';
 import { lowerThreadpoolPriority, sizeThreadpool } from './shared/threadpool.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -96,9 +97,13 @@ function keepTickLayout(): void {}
 
 /**
  * The primary of WORKERS=N: migrates once, forks N workers that share the port, replaces a worker
- * that dies, and on SIGTERM/SIGINT asks every worker to finish and waits for all of them.
+ * that dies, sums the workers' metrics for whichever worker a scrape reaches, and on SIGTERM/SIGINT
+ * asks every worker to finish and waits for all of them.
  */
 async function supervise(config: Config): Promise<void> {
+  // The metrics go over IPC: the advanced serialisation carries what JSON would not (NaN, ±Infinity).
+  cluster.setupPrimary({ serialization: 'advanced' });
+  serveClusterMetrics();
   const database = openDatabase(config.databaseUrl, config.database);
   try {
     await database.migrate(schemaMigrations());

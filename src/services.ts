@@ -121,7 +121,10 @@ export interface ServiceOptions {
   now?: Clock;
   /** What the metrics are told (plugins/metrics.ts's MetricObservers). */
   observers?: Partial<
-    Pick<MetricObservers, 'hashSeconds' | 'mailOutcome' | 'webhookOutcome' | 'auditPurged'>
+    Pick<
+      MetricObservers,
+      'hashSeconds' | 'hashWaited' | 'mailOutcome' | 'webhookOutcome' | 'auditPurged' | 'accountEvent'
+    >
   >;
   /** Where the mail sender logs its deliveries. */
   mailLog?: MailLog;
@@ -147,6 +150,7 @@ export function createServices(config: Config, database: Database, options: Serv
     webhooksDue,
     policy: { webhookRetryMs: config.webhooks.retryMs, auditSignins: config.audit.signins },
     rowLocks,
+    onEvent: options.observers?.accountEvent,
   };
   const repositories = (db: Kysely<Tables>, commit: CommitHooks = AUTOCOMMIT) => ({
     users: new UsersRepository(db, { rowLocks }),
@@ -175,7 +179,10 @@ export function createServices(config: Config, database: Database, options: Serv
   const repos = repositories(database.db);
   const transaction = inTransaction(database.db, repositories);
 
-  const hasher = new PasswordHasher(config.passwordHash, { onHash: options.observers?.hashSeconds });
+  const hasher = new PasswordHasher(config.passwordHash, {
+    onHash: options.observers?.hashSeconds,
+    onWait: options.observers?.hashWaited,
+  });
   const passwords = new PasswordService({ credentials: repos.passwords, hasher, now });
   const usersLimits = {
     registration: new RegistrationLimits({ policy: config.registration, events: repos.limits, now }),

@@ -36,6 +36,8 @@ export interface JournalDeps {
   webhooksDue: Signal;
   policy: JournalPolicy;
   rowLocks: boolean;
+  /** Told each event once its change committed, and each `count`ed one (the account metrics). */
+  onEvent?: (type: string, details?: Readonly<Record<string, unknown>>) => void;
 }
 
 /** Standard Webhooks' webhook-id: unique per event, the same at every attempt and for every receiver. */
@@ -68,6 +70,13 @@ export class Journal {
     const now = new Date(this.#deps.now());
     await this.#audit.record(auditEventOf(event, currentActor()), now);
     if (notify) await this.#enqueue(notify, now);
+    const counted = this.#deps.onEvent;
+    if (counted) this.#commit.afterCommit(() => counted(event.type, event.details));
+  }
+
+  /** An event the metrics count that leaves no audit record (a forgot-password ask, a refused link). */
+  count(type: string): void {
+    this.#deps.onEvent?.(type);
   }
 
   /** Many events of one kind at once (a bulk import), each with its notice of `notifyType`. */

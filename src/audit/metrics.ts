@@ -12,6 +12,8 @@ export function auditMetrics(registry: Registry): Pick<MetricObservers, 'auditPu
     name: 'usher_audit_last_purge_timestamp_seconds',
     help: 'When this instance last finished an audit purge round (Unix time).',
     registers: [registry],
+    // A time, not a count: with WORKERS=N the latest of the workers' rounds.
+    aggregator: 'max',
   });
   return {
     auditPurged: (count) => {

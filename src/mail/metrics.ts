@@ -1,7 +1,7 @@
 // The mail feature's metrics on GET /metrics (plugins/metrics.ts): deliveries by outcome and the
 // messages still waiting in the outbox.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { MetricObservers } from '../plugins/metrics.ts';
+import { DELIVERY_OUTCOMES, type MetricObservers } from '../plugins/metrics.ts';
 
 /** Registers the mail metrics; `waiting` is read at each scrape (the outbox of every instance). */
 export function mailMetrics(
@@ -14,10 +14,13 @@ export function mailMetrics(
     labelNames: ['outcome'],
     registers: [registry],
   });
+  for (const outcome of DELIVERY_OUTCOMES) mails.inc({ outcome }, 0);
   new Gauge({
     name: 'usher_mail_waiting',
     help: 'Messages in the outbox not yet sent nor given up on (all instances).',
     registers: [registry],
+    // Every worker reads the same outbox: WORKERS=N sums would count it N times.
+    aggregator: 'max',
     async collect() {
       try {
         this.set(await waiting());

@@ -6,5 +6,5 @@ import { createPasswordCredentials } from './migrations/2026-11-25-0013-password
 export const passwordsFeature: Feature = {
   name: 'passwords',
   migrations: { '2026-11-25-0013-password-credentials': createPasswordCredentials },
-  metrics: passwordMetrics,
+  metrics: (registry, services) => passwordMetrics(registry, (lane) => services().hasher.waiting(lane)),
 };

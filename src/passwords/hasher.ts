@@ -56,6 +56,8 @@ export function normalizePassword(password: string): string {
 }
 
 export type HashTimer = (seconds: number) => void;
+/** Told how long a hash waited in its lane's queue for a slot (the queue-wait metric). */
+export type QueueTimer = (lane: HashLane, seconds: number) => void;
 
 /**
  * Who a hash is for. `signin`: checking a password at sign-in (POST /api/signin, /api/sessions).
@@ -92,10 +94,12 @@ class HashPool {
   /** Recent seconds per hash, for the Retry-After of a refusal. */
   typicalSeconds = 0.05;
   readonly onHash: HashTimer | undefined;
+  readonly onWait: QueueTimer | undefined;
   dummy: Promise<string> | undefined;
-  constructor(params: PasswordHashConfig, onHash: HashTimer | undefined) {
+  constructor(params: PasswordHashConfig, onHash: HashTimer | undefined, onWait?: QueueTimer) {
     this.gate = new LanedSemaphore(params.concurrency, hashLanes(params));
     this.onHash = onHash;
+    this.onWait = onWait;
   }
 }
 
@@ -113,10 +117,10 @@ export class PasswordHasher {
   /** `onHash` is told the seconds of every hash of the pool, whichever lane (the hash metric). */
   constructor(
     params: PasswordHashConfig,
-    options: { onHash?: HashTimer } | { pool: HashPool; lane: HashLane } = {},
+    options: { onHash?: HashTimer; onWait?: QueueTimer } | { pool: HashPool; lane: HashLane } = {},
   ) {
     this.#params = params;
-    this.#pool = 'pool' in options ? options.pool : new HashPool(params, options.onHash);
+    this.#pool = 'pool' in options ? options.pool : new HashPool(params, options.onHash, options.onWait);
     this.#lane = 'lane' in options ? options.lane : 'account';
   }
 
@@ -125,11 +129,27 @@ export class PasswordHasher {
     return new PasswordHasher(this.#params, { pool: this.#pool, lane: 'signin' });
   }
 
+  /** Hashes of `lane` waiting for a slot now (the queue-depth metric reads it at each scrape). */
+  waiting(lane: HashLane): number {
+    return this.#pool.gate.waiting(lane);
+  }
+
   /** Runs `work` in one of this lane's hash slots, or refuses at once when its queue is full. */
   async #gated<T>(work: () => Promise<T>): Promise<T> {
     const gate = this.#pool.gate;
+    const onWait = this.#pool.onWait;
+    const queued = onWait ? performance.now() : 0;
+    const lane = this.#lane;
     try {
-      return await gate.run(this.#lane, work);
+      return await gate.run(
+        lane,
+        onWait
+          ? () => {
+              onWait(lane, (performance.now() - queued) / 1000);
+              return work();
+            }
+          : work,
+      );
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
       const drainSeconds = (gate.waiting(this.#lane) * this.#pool.typicalSeconds) / gate.slots(this.#lane);

@@ -1,6 +1,7 @@
 // The access log: one line per request at info, once the response is sent (plugins/pipeline.ts
 // calls it): method, URL, status and time, with the request id and the client address. No headers
-// and no bodies, so no credential can reach the log this way.
+// and no bodies, so no credential can reach the log this way. Probes and scrapes that succeed are
+// written at debug: a load balancer and Prometheus ask every few seconds, forever.
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
 
@@ -8,6 +9,12 @@ function pathOf(url: string): string {
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
 }
+
+/**
+ * Health probes and the metrics scrape: their successful answers are logged at debug. A failing
+ * one (a 503 from /readyz while the database is down) stays at info, where it is seen.
+ */
+const QUIET_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** `pathOnly`: the query string is left out (it may carry a token or a provider's code). */
 export type AccessLog = (request: FastifyRequest, reply: FastifyReply, pathOnly: boolean) => void;
@@ -37,7 +44,7 @@ function hundredths(ms: number): string {
 
 /**
  * The writer of access lines through `logger`'s destination, or undefined when the logger is above
- * info. The line is the one `request.log.info({method, url, statusCode, responseTime, address},
+ * info (probes and scrapes at debug are then dropped too). The line is the one `request.log.info({method, url, statusCode, responseTime, address},
  * 'request')` writes (pino's level, time, the logger's bindings, then the request id), but put
  * together by hand: pino's generic path walks the object and serialises each value, and builds a
  * child logger per request for the id, which together were the largest share of a request's CPU
@@ -49,11 +56,19 @@ export function createAccessLog(logger: FastifyBaseLogger): AccessLog | undefine
   const internals = logger as unknown as PinoInternals;
   const stream = internals[pino.symbols.streamSym];
   const level = `{"level":${pino.levels.values.info},"time":`;
+  const debug = (logger as Logger).isLevelEnabled('debug');
+  const quietLevel = `{"level":${pino.levels.values.debug},"time":`;
   const bindings = internals[pino.symbols.chindingsSym];
   // Many lines share a millisecond: its digits are made once.
   let time = 0;
   let timeText = '0';
   return (request, reply, pathOnly) => {
+    // A GET or HEAD that succeeded on a probe's path (a query string does not make it another).
+    const quiet =
+      reply.statusCode < 400 &&
+      (request.method === 'GET' || request.method === 'HEAD') &&
+      QUIET_PATHS.has(pathOf(request.url));
+    if (quiet && !debug) return;
     const now = Date.now();
     if (now !== time) {
       time = now;
@@ -72,7 +87,7 @@ export function createAccessLog(logger: FastifyBaseLogger): AccessLog | undefine
           ? pathOf(request.url)
           : request.url;
     stream.write(
-      `${level}${timeText}${bindings},"reqId":${json(request.id)},"method":"${request.method}","url":${json(url)},` +
+      `${quiet ? quietLevel : level}${timeText}${bindings},"reqId":${json(request.id)},"method":"${request.method}","url":${json(url)},` +
         `"statusCode":${reply.statusCode},"responseTime":${hundredths(reply.elapsedTime)},` +
         `"address":${json(request.ip)},"msg":"request"}\n`,
     );

@@ -1,12 +1,22 @@
 // Prometheus metrics at GET /metrics: the registry, requests by route and status, latency, sign-in
 // outcomes, database pool usage and Node's process metrics; a feature's own metrics are registered
-// by that feature (passwords/metrics.ts, mail/metrics.ts) on the same registry. Per process: with
-// WORKERS=N, each scrape answers for the worker that took the connection (see README).
+// by that feature (passwords/metrics.ts, mail/metrics.ts) on the same registry. With WORKERS=N a
+// scrape answers for every worker: the worker that took it asks the primary, which gathers each
+// worker's metrics and sums them with prom-client's cluster aggregator (see serveClusterMetrics).
 
+import cluster, { type Worker } from 'node:cluster';
 import fp from 'fastify-plugin';
-import { collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client';
+import {
+  AggregatorRegistry,
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  type Metric,
+  Registry,
+} from 'prom-client';
 import { Type } from 'typebox';
 import type { Database } from '../db/database.ts';
+import { AppError } from '../shared/errors.ts';
 import { failures } from '../shared/schemas.ts';
 
 export type SigninOutcomeLabel =
@@ -22,6 +32,36 @@ export type SigninOutcomeLabel =
 export type SigninMethodLabel = string;
 /** The second factor a successful sign-in also used. */
 export type SecondFactorLabel = 'totp' | 'recovery_code';
+
+// Every label value a counter can take is exported at 0 from the start (features zero theirs with
+// these lists): a series that appears only with its first event makes rate() and alerts on it
+// blind until then, and a dashboard shows "no data" instead of 0.
+export const SIGNIN_OUTCOMES: readonly SigninOutcomeLabel[] = [
+  'success',
+  'failure',
+  'throttled',
+  'unverified',
+  'disabled',
+  'invalid',
+  'unavailable',
+];
+export const SIGNIN_METHODS: readonly SigninMethodLabel[] = [
+  'password',
+  'passkey',
+  'oauth',
+  'email_link',
+  'email_code',
+];
+export const SECOND_FACTORS: readonly SecondFactorLabel[] = ['totp', 'recovery_code'];
+/** Mail and webhook delivery outcomes. */
+export const DELIVERY_OUTCOMES = ['sent', 'retry', 'failed'] as const;
+/** The hash lanes (passwords/hasher.ts's HashLane). */
+export const HASH_LANES = ['signin', 'account'] as const;
+/**
+ * How accounts are made: `registration` (POST /api/users), a provider, a mail sign-up, an admin's
+ * invitation. The admin CLI's accounts are made in a process of their own, which no scrape reads.
+ */
+export const REGISTRATION_VIA = ['registration', 'oauth', 'email_link', 'email_code', 'invitation'] as const;
 
 /**
  * What the counted code tells the metrics: sign-in routes their attempts, the hasher its times,
@@ -39,6 +79,13 @@ export interface MetricObservers {
   webhookOutcome(outcome: 'sent' | 'retry' | 'failed'): void;
   /** Audit records one purge round removed. */
   auditPurged(count: number): void;
+  /** The seconds a hash waited in its lane's queue before a slot took it (0 when one was free). */
+  hashWaited(lane: (typeof HASH_LANES)[number], seconds: number): void;
+  /**
+   * An account event, once its change committed (audit/journal.ts), or counted without an audit
+   * record (`password.reset_requested`, `password.reset_refused`).
+   */
+  accountEvent(type: string, details?: Readonly<Record<string, unknown>>): void;
 }
 
 export interface Metrics extends MetricObservers {
@@ -197,6 +244,50 @@ export function poolMetrics(database: Database): MetricFamilies {
   };
 }
 
+/**
+ * Registrations, password resets and passkeys, counted from the account events every change
+ * records through the journal (the one place all ways of making an account pass).
+ */
+export const accountMetrics: MetricFamilies = (registry) => {
+  const registrations = new Counter({
+    name: 'usher_registrations_total',
+    help: 'Accounts made, by way: registration (POST /api/users), oauth, email_link, email_code, invitation.',
+    labelNames: ['via'],
+    registers: [registry],
+  });
+  const resets = new Counter({
+    name: 'usher_password_resets_total',
+    help: 'Password resets by stage: requested (forgot-password asked), completed, refused (bad or used link).',
+    labelNames: ['stage'],
+    registers: [registry],
+  });
+  const passkeys = new Counter({
+    name: 'usher_passkey_changes_total',
+    help: 'Passkeys added (registered) and removed, by change: added, removed.',
+    labelNames: ['change'],
+    registers: [registry],
+  });
+  for (const via of REGISTRATION_VIA) registrations.inc({ via }, 0);
+  for (const stage of ['requested', 'completed', 'refused']) resets.inc({ stage }, 0);
+  for (const change of ['added', 'removed']) passkeys.inc({ change }, 0);
+  const counted: Record<string, (details: Readonly<Record<string, unknown>>) => void> = {
+    'user.created': (details) =>
+      registrations.inc({ via: typeof details.via === 'string' ? details.via : 'registration' }),
+    // An admin's invitation records this, and notifies user.created without an audit record.
+    'admin.user.invited': () => registrations.inc({ via: 'invitation' }),
+    'password.reset_requested': () => resets.inc({ stage: 'requested' }),
+    'password.reset': () => resets.inc({ stage: 'completed' }),
+    'password.reset_refused': () => resets.inc({ stage: 'refused' }),
+    'mfa.passkey_added': () => passkeys.inc({ change: 'added' }),
+    'mfa.passkey_removed': () => passkeys.inc({ change: 'removed' }),
+  };
+  return {
+    accountEvent: (type, details) => {
+      if (Object.hasOwn(counted, type)) counted[type]!(details ?? {});
+    },
+  };
+};
+
 const ignore = () => {};
 
 /**
@@ -206,21 +297,164 @@ const ignore = () => {};
 export function createMetrics(families: readonly MetricFamilies[]): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'usher_' });
+  // 1 in each process, so the sum over WORKERS says how many workers a scrape added up.
+  new Gauge({
+    name: 'usher_workers',
+    help: 'Worker processes whose metrics this scrape sums (1 without WORKERS).',
+    registers: [registry],
+  }).set(1);
   const observers: MetricObservers = {
     signin: ignore,
     hashSeconds: ignore,
     mailOutcome: ignore,
     webhookOutcome: ignore,
     auditPurged: ignore,
+    hashWaited: ignore,
+    accountEvent: ignore,
   };
-  for (const register of families) Object.assign(observers, register(registry));
+  for (const register of [...families, accountMetrics]) Object.assign(observers, register(registry));
   // Registered last, as the plugin used to: the families keep their order in the text.
   return { registry, requests: new RequestMetrics(registry), ...observers };
+}
+
+// WORKERS=N. The workers share the port, so a scrape reaches one of them at random: that one asks
+// the primary for the sum (SCRAPE), the primary asks every listening worker for its metrics
+// (COLLECT), adds up their answers (PART) with prom-client's AggregatorRegistry.aggregate and
+// hands the text back (SUM). Messages, not a port of the primary's own: one scrape target per
+// machine, on the port already served, with no setting to add.
+const SCRAPE = 'usher:metrics-scrape';
+const COLLECT = 'usher:metrics-collect';
+const PART = 'usher:metrics-part';
+const SUM = 'usher:metrics-sum';
+/** How long the primary waits for every worker's part; a worker stuck longer fails the scrape. */
+const COLLECT_TIMEOUT_MS = 5_000;
+/** The worker's wait for the sum: the primary's, and a margin for the messages. */
+const SCRAPE_TIMEOUT_MS = COLLECT_TIMEOUT_MS + 1_000;
+
+interface ClusterMessage {
+  type?: unknown;
+  id?: unknown;
+  text?: unknown;
+  error?: unknown;
+  metrics?: unknown;
+}
+
+/**
+ * The primary's side: answers a worker's SCRAPE with the sum over the workers that listen (a
+ * worker still starting has no metrics to give yet, and is not waited for). A worker that does
+ * not answer in time fails the scrape (503 to Prometheus, a gap in the graph) rather than
+ * leaving its counts out: a sum missing a worker would read as a counter reset.
+ */
+export function serveClusterMetrics(): void {
+  const listening = new Set<Worker>();
+  cluster.on('listening', (worker) => listening.add(worker));
+  cluster.on('exit', (worker) => listening.delete(worker));
+  let nextId = 0;
+  const gathering = new Map<number, { parts: unknown[]; left: Set<Worker>; done: (error?: Error) => void }>();
+
+  const gather = (): Promise<string> => {
+    const id = nextId++;
+    const workers = [...listening].filter((worker) => worker.isConnected());
+    const parts: unknown[] = [];
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => done(new Error('a worker did not give its metrics in time')),
+        COLLECT_TIMEOUT_MS,
+      );
+      const done = (error?: Error) => {
+        clearTimeout(timer);
+        gathering.delete(id);
+        if (error) reject(error);
+        else resolve();
+      };
+      gathering.set(id, { parts, left: new Set(workers), done });
+      for (const worker of workers) worker.send({ type: COLLECT, id });
+      if (workers.length === 0) done();
+    }).then(() =>
+      AggregatorRegistry.aggregate(parts as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics(),
+    );
+  };
+
+  cluster.on('message', (worker: Worker, message: ClusterMessage) => {
+    if (message?.type === SCRAPE) {
+      gather().then(
+        (text) => worker.isConnected() && worker.send({ type: SUM, id: message.id, text }),
+        (error: Error) =>
+          worker.isConnected() && worker.send({ type: SUM, id: message.id, error: error.message }),
+      );
+    } else if (message?.type === PART && typeof message.id === 'number') {
+      const pending = gathering.get(message.id);
+      if (!pending?.left.delete(worker)) return;
+      if (typeof message.error === 'string') {
+        pending.done(new Error(message.error));
+        return;
+      }
+      pending.parts.push(message.metrics);
+      if (pending.left.size === 0) pending.done();
+    }
+  });
+  // A worker that exits while its part is awaited fails that scrape now, not at the timeout.
+  cluster.on('exit', (worker) => {
+    for (const pending of gathering.values())
+      if (pending.left.has(worker)) pending.done(new Error('a worker exited during the scrape'));
+  });
+}
+
+/** A worker's side: gives its own metrics to the primary, and asks the primary for the sum. */
+function clusterWorker(registry: Registry): { sum(): Promise<string>; stop(): void } {
+  let nextId = 0;
+  const asked = new Map<number, { resolve: (text: string) => void; reject: (error: Error) => void }>();
+  const send = (message: object) => {
+    if (process.connected) process.send!(message);
+  };
+  const onMessage = (message: ClusterMessage) => {
+    if (message?.type === COLLECT) {
+      registry.getMetricsAsJSON().then(
+        (metrics) => send({ type: PART, id: message.id, metrics }),
+        (error: Error) => send({ type: PART, id: message.id, error: error.message }),
+      );
+    } else if (message?.type === SUM && typeof message.id === 'number') {
+      const waiting = asked.get(message.id);
+      asked.delete(message.id);
+      if (typeof message.text === 'string') waiting?.resolve(message.text);
+      else waiting?.reject(new Error(String(message.error)));
+    }
+  };
+  process.on('message', onMessage);
+  return {
+    sum: () =>
+      new Promise<string>((resolve, reject) => {
+        if (!process.connected) {
+          reject(new Error('the primary is gone'));
+          return;
+        }
+        const id = nextId++;
+        const timer = setTimeout(() => {
+          asked.delete(id);
+          reject(new Error('the primary did not answer'));
+        }, SCRAPE_TIMEOUT_MS);
+        asked.set(id, {
+          resolve: (text) => {
+            clearTimeout(timer);
+            resolve(text);
+          },
+          reject: (error) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        });
+        send({ type: SCRAPE, id });
+      }),
+    stop: () => process.off('message', onMessage),
+  };
 }
 
 /** GET /metrics (each request is counted by plugins/pipeline.ts). */
 export const metricsPlugin = fp<{ metrics: Metrics }>(
   async (app, { metrics }) => {
+    // A worker of WORKERS=N (run.ts's primary forks them); a process on its own answers for itself.
+    const workers = cluster.isWorker && process.send ? clusterWorker(metrics.registry) : undefined;
+    if (workers) app.addHook('onClose', async () => workers.stop());
     app.get(
       '/metrics',
       {
@@ -228,8 +462,9 @@ export const metricsPlugin = fp<{ metrics: Metrics }>(
           summary: 'Prometheus metrics (text exposition format)',
           operationId: 'metrics',
           description:
-            'Requests by route pattern and status, latency, sign-ins by outcome and method, the mail outbox, ' +
-            'the hash queue and the process. Keep it off the public internet (README, "Operating it").',
+            'Requests by route pattern and status, latency, sign-ins by outcome and method, registrations, ' +
+            'password resets, passkeys, the mail outbox, the hash queue and the process; with WORKERS > 1, ' +
+            'the sum over the workers. Keep it off the public internet (README, "Operating it").',
           response: {
             200: {
               description: 'The metrics.',
@@ -239,14 +474,30 @@ export const metricsPlugin = fp<{ metrics: Metrics }>(
                 },
               },
             },
-            ...failures([]),
+            ...failures([], {
+              notes: {
+                UNAVAILABLE:
+                  'The server is shutting down, or (WORKERS > 1) a worker did not give its metrics in time.',
+              },
+            }),
           },
         },
         config: { usesDatabase: false },
       },
-      async (_request, reply) => {
+      async (request, reply) => {
+        let text: string;
+        if (workers) {
+          try {
+            text = await workers.sum();
+          } catch (error) {
+            request.log.warn({ err: error }, "metrics: the workers' sum could not be gathered");
+            throw new AppError('UNAVAILABLE', "The workers' metrics could not be gathered; try again.");
+          }
+        } else {
+          text = await metrics.registry.metrics();
+        }
         reply.header('content-type', metrics.registry.contentType);
-        return metrics.registry.metrics();
+        return text;
       },
     );
   },

@@ -96,6 +96,9 @@ export const pipelinePlugin = fp<PipelineOptions>(
     // missing Host is refused here rather than by Node, in Usher's shape; until the schema is in
     // place every route that needs the database is a 503, not a 500.
     app.addHook('onRequest', (request, reply, done) => {
+      // The request's id (plugins/request-logger.ts), on every answer, refusals included: what a
+      // client quotes to an operator, who finds it in the access line.
+      reply.header('x-request-id', request.id);
       if (shutdown.closing) {
         done(new AppError('UNAVAILABLE', 'The server is shutting down; retry on another instance.'));
         return;

@@ -1,6 +1,8 @@
 // Fastify gives every request a child logger bound to its id. Building a pino child costs about as
 // much as writing a line, and most requests never log through it (the access line is written by
 // plugins/access-log.ts): this one builds the child on the first line that is actually written.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 
@@ -75,4 +77,19 @@ export function lazyChildLogger(
 ): FastifyBaseLogger {
   // Fastify's logger is the pino logger it made from the `logger` options.
   return new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger;
+}
+
+/** CONTRACT: 1 to 128 characters of [A-Za-z0-9._:-]; nothing a log line or a header would need escaped. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Fastify's `genReqId`: the request's X-Request-Id when it is well formed, so a line here and a
+ * proxy's or a client's line for the same request share the id; otherwise (absent, empty, too
+ * long, other characters) a new random UUID rather than a refusal: the id is for logs, and a
+ * request should not fail over it. A random id, not Fastify's counter (req-1, req-2, …), which
+ * every worker and instance would repeat.
+ */
+export function requestId(request: IncomingMessage): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
 }

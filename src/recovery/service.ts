@@ -104,6 +104,7 @@ export class RecoveryService {
       this.#policy,
       'Too many password-reset requests from this address; try again later.',
     );
+    this.#repos.journal.count('password.reset_requested');
     this.#mail.wake();
   }
 
@@ -144,6 +145,7 @@ export class RecoveryService {
     const tokenHash = isTokenShaped(token) ? hashAccountToken(token) : undefined;
     // Checked before the (costly) hash; consumed below, in the transaction of the change.
     if (!tokenHash || !(await this.#repos.tokens.find(tokenHash, 'password-reset', new Date(this.#now())))) {
+      this.#repos.journal.count('password.reset_refused');
       throw invalidToken();
     }
     const next = await this.#passwords.prepare(await checkPassword(password));

@@ -1,7 +1,7 @@
 // The sign-in core's metrics on GET /metrics (plugins/metrics.ts): every attempt by outcome, and
 // by method and outcome (CONTRACT), and the second factor a success also used.
 import { Counter } from 'prom-client';
-import type { MetricFamilies } from '../plugins/metrics.ts';
+import { type MetricFamilies, SECOND_FACTORS, SIGNIN_METHODS, SIGNIN_OUTCOMES } from '../plugins/metrics.ts';
 
 export const signinMetrics: MetricFamilies = (registry) => {
   const attempts = new Counter({
@@ -22,6 +22,12 @@ export const signinMetrics: MetricFamilies = (registry) => {
     labelNames: ['factor'],
     registers: [registry],
   });
+  // Every series at 0 from the start (plugins/metrics.ts).
+  for (const outcome of SIGNIN_OUTCOMES) {
+    attempts.inc({ outcome }, 0);
+    for (const method of SIGNIN_METHODS) byMethod.inc({ method, outcome }, 0);
+  }
+  for (const factor of SECOND_FACTORS) secondFactors.inc({ factor }, 0);
   return {
     signin: (outcome, method, factor) => {
       attempts.inc({ outcome });

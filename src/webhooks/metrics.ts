@@ -1,7 +1,7 @@
 // The webhooks' metrics on GET /metrics: delivery attempts by outcome, and the deliveries waiting
 // (every instance's) with the age of the oldest, which tells a receiver that has been down.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { MetricObservers } from '../plugins/metrics.ts';
+import { DELIVERY_OUTCOMES, type MetricObservers } from '../plugins/metrics.ts';
 
 export function webhookMetrics(
   registry: Registry,
@@ -14,6 +14,7 @@ export function webhookMetrics(
     labelNames: ['outcome'],
     registers: [registry],
   });
+  for (const outcome of DELIVERY_OUTCOMES) deliveries.inc({ outcome }, 0);
   // One read of the backlog per scrape, shared by both gauges.
   let reading: Promise<{ waiting: number; oldest: Date | null } | undefined> | undefined;
   const read = () => {
@@ -26,6 +27,8 @@ export function webhookMetrics(
     name: 'usher_webhook_deliveries_queued',
     help: 'Webhook deliveries not yet sent nor given up on (all instances).',
     registers: [registry],
+    // Every worker reads the same table: WORKERS=N sums would count it N times.
+    aggregator: 'max',
     async collect() {
       const b = await read();
       if (b) this.set(b.waiting);
@@ -35,6 +38,7 @@ export function webhookMetrics(
     name: 'usher_webhook_oldest_queued_age_seconds',
     help: 'Age of the oldest webhook delivery not yet sent nor given up on (0 when none waits).',
     registers: [registry],
+    aggregator: 'max',
     async collect() {
       const b = await read();
       if (b) this.set(b.oldest === null ? 0 : Math.max(0, (now() - b.oldest.getTime()) / 1000));

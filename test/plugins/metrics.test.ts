@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { register, startApp, type TestApp } from '../helpers/app.ts';
+import { asUser, CHEAP_HASH, NO_THROTTLE, register, signIn, startApp, type TestApp } from '../helpers/app.ts';
+import { mailTo, SUBJECTS, waitForMails } from '../helpers/mail.ts';
+import { SoftAuthenticator } from '../helpers/passkey.ts';
+import { linkToken, startSmtp, type TestSmtp } from '../helpers/smtp.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -62,5 +65,161 @@ describeEachStore('GET /metrics', (store) => {
     const ready = await t.get('/readyz');
     assert.equal(ready.statusCode, 200);
     assert.deepEqual(ready.json(), { status: 'ok' });
+  });
+});
+
+/** Each label combination a counter can take, and the value of every `name{…}` sample. */
+function series(text: string, name: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const end = line.lastIndexOf(' ');
+    out.set(line.slice(name.length, end), Number(line.slice(end + 1)));
+  }
+  return out;
+}
+
+const PUBLIC_URL = 'https://id.example.test:8443';
+
+describeEachStore('GET /metrics: every series from the start, and the account counters', (store) => {
+  let t: TestApp;
+  let smtp: TestSmtp;
+  before(async () => {
+    smtp = await startSmtp();
+    t = await startApp(store, 'b', { publicUrl: PUBLIC_URL, mail: mailTo(smtp.url) });
+  });
+  after(async () => {
+    await t.close();
+    await smtp.close();
+  });
+
+  test('ISSUE 32: each outcome label is exported at 0 before its first event', async () => {
+    // A fresh app, so that no event of another test has happened in it.
+    const fresh = await startApp(store, 'b');
+    try {
+      const text = (await fresh.get('/metrics')).body;
+      const outcomes = [
+        'success',
+        'failure',
+        'throttled',
+        'unverified',
+        'disabled',
+        'invalid',
+        'unavailable',
+      ];
+      for (const outcome of outcomes) {
+        assert.equal(sample(text, 'usher_signin_attempts_total', { outcome }), 0, outcome);
+        for (const method of ['password', 'passkey', 'oauth', 'email_link', 'email_code'])
+          assert.equal(sample(text, 'usher_signins_total', { method, outcome }), 0, `${method} ${outcome}`);
+      }
+      for (const factor of ['totp', 'recovery_code'])
+        assert.equal(sample(text, 'usher_signin_second_factors_total', { factor }), 0, factor);
+      for (const name of ['usher_mail_deliveries_total', 'usher_webhook_deliveries_total'])
+        assert.deepEqual(
+          [...series(text, name).entries()].sort(),
+          [
+            ['{outcome="failed"}', 0],
+            ['{outcome="retry"}', 0],
+            ['{outcome="sent"}', 0],
+          ],
+          name,
+        );
+      for (const via of ['registration', 'oauth', 'email_link', 'email_code', 'invitation'])
+        assert.equal(sample(text, 'usher_registrations_total', { via }), 0, via);
+      for (const stage of ['requested', 'completed', 'refused'])
+        assert.equal(sample(text, 'usher_password_resets_total', { stage }), 0, stage);
+      for (const change of ['added', 'removed'])
+        assert.equal(sample(text, 'usher_passkey_changes_total', { change }), 0, change);
+      for (const lane of ['signin', 'account']) {
+        assert.equal(sample(text, 'usher_password_hash_queue_depth', { lane }), 0, lane);
+        assert.equal(sample(text, 'usher_password_hash_queue_wait_seconds_count', { lane }), 0, lane);
+      }
+      assert.equal(sample(text, 'usher_workers'), 1);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  test('ISSUE 32: registrations, password resets (asked, refused, completed) and passkeys added and removed are counted', async () => {
+    const before = (await t.get('/metrics')).body;
+    const count = (text: string, name: string, labels: Record<string, string>) =>
+      sample(text, name, labels) ?? NaN;
+    const user = await register(t);
+    // A reset: asked, a link that is not one, then the mailed link.
+    const asked = await t.post('/api/password/forgot', { email: user.email });
+    assert.equal(asked.statusCode, 202, asked.body);
+    assert.equal(
+      (await t.post('/api/password/reset', { token: 'x'.repeat(43), password: 'another passphrase 1' }))
+        .statusCode,
+      400,
+    );
+    const [mail] = await waitForMails(smtp, user.email, SUBJECTS.reset);
+    const done = await t.post('/api/password/reset', {
+      token: linkToken(mail!, '/reset-password'),
+      password: 'another passphrase 1',
+    });
+    assert.equal(done.statusCode, 204, done.body);
+    // A passkey added, then removed.
+    const me = asUser(t, await signIn(t, { email: user.email, password: 'another passphrase 1' }));
+    const options = await me.post('/api/passkeys/register/options', {});
+    assert.equal(options.statusCode, 200, options.body);
+    const made = await me.post('/api/passkeys/register', {
+      credential: new SoftAuthenticator(PUBLIC_URL).create(options.json()),
+    });
+    assert.equal(made.statusCode, 201, made.body);
+    assert.equal((await me.delete(`/api/passkeys/${made.json().id}`)).statusCode, 204);
+
+    const after = (await t.get('/metrics')).body;
+    const moved = (name: string, labels: Record<string, string>) =>
+      count(after, name, labels) - count(before, name, labels);
+    assert.equal(moved('usher_registrations_total', { via: 'registration' }), 1);
+    assert.equal(moved('usher_password_resets_total', { stage: 'requested' }), 1);
+    assert.equal(moved('usher_password_resets_total', { stage: 'refused' }), 1);
+    assert.equal(moved('usher_password_resets_total', { stage: 'completed' }), 1);
+    assert.equal(moved('usher_passkey_changes_total', { change: 'added' }), 1);
+    assert.equal(moved('usher_passkey_changes_total', { change: 'removed' }), 1);
+  });
+});
+
+describeEachStore('GET /metrics: the hash queue', (store) => {
+  let t: TestApp;
+  before(async () => {
+    // One slot, and hashes slow enough for sign-ins to queue behind each other.
+    t = await startApp(store, 'b', {
+      passwordHash: { ...CHEAP_HASH, memoryKiB: 16384, passes: 2, concurrency: 1 },
+      throttle: { ...NO_THROTTLE },
+    });
+  });
+  after(() => t.close());
+
+  test('ISSUE 32: concurrent sign-ins wait in the sign-in lane: its depth rises while they wait, and each wait is observed', async () => {
+    const user = await register(t);
+    const before = (await t.get('/metrics')).body;
+    const waits = (text: string) =>
+      sample(text, 'usher_password_hash_queue_wait_seconds_count', { lane: 'signin' }) ?? 0;
+    const waited = (text: string) =>
+      sample(text, 'usher_password_hash_queue_wait_seconds_sum', { lane: 'signin' }) ?? 0;
+    const SIGNINS = 12;
+    let finished = 0;
+    const signins = Array.from({ length: SIGNINS }, () =>
+      t.post('/api/signin', { email: user.email, password: user.password }).then((res) => {
+        finished++;
+        return res;
+      }),
+    );
+    // Scraped while they run: at some scrape, sign-ins wait for the one slot.
+    let deepest = 0;
+    while (finished < SIGNINS) {
+      // inject answers without leaving the microtask queue: let the hashes' callbacks in.
+      await new Promise((resolve) => setImmediate(resolve));
+      const text = (await t.get('/metrics')).body;
+      deepest = Math.max(deepest, sample(text, 'usher_password_hash_queue_depth', { lane: 'signin' }) ?? 0);
+    }
+    for (const res of await Promise.all(signins)) assert.equal(res.statusCode, 200, res.body);
+    const after = (await t.get('/metrics')).body;
+    assert.ok(deepest > 0, 'the queue depth was above 0 while sign-ins waited');
+    assert.equal(sample(after, 'usher_password_hash_queue_depth', { lane: 'signin' }), 0, 'and 0 once done');
+    assert.equal(waits(after) - waits(before), SIGNINS, 'one wait per sign-in hash');
+    assert.ok(waited(after) > waited(before), 'sign-ins behind the one slot waited');
   });
 });

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { Secret, TOTP } from 'otpauth';
 import {
   createUsherClient,
   type ErrorCode,
@@ -14,7 +15,6 @@ import {
   type Result,
   type UsherClient,
 } from '../../clients/typescript/src/index.ts';
-import { Secret, TOTP } from 'otpauth';
 import { NO_THROTTLE, newUser, startApp, type TestApp } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { describeEachStore } from '../helpers/stores.ts';

@@ -14,11 +14,14 @@ import {
   errorComponentById,
   MAX_ID,
   MAX_ID_IN_DOCUMENT,
+  MESSAGE_MAX,
   referencedComponents,
 } from '../shared/schemas.ts';
 import { PAGE_PATTERN, SIZE_PATTERN } from './paging.ts';
 
 export const DOCS_PREFIX = '/docs';
+/** The docs page's viewport: the page is read at phone width too. */
+const VIEWPORT = '<meta name="viewport" content="width=device-width, initial-scale=1">';
 
 /** The document's tags, in the order the docs page shows them: operations (probes, metrics) last. */
 const TAGS = [
@@ -121,6 +124,130 @@ function serverDescription(publicUrl: string): string {
     : 'This server at its PUBLIC_URL: the production or staging deployment its operators run.';
 }
 
+/** A response's JSON body schema, as the document has it. */
+interface MediaType {
+  schema?: { $ref?: string };
+  example?: unknown;
+  examples?: Record<string, { summary?: string; value: unknown }>;
+}
+type Operation = {
+  requestBody?: { content?: Record<string, MediaType> };
+  responses?: Record<string, { description?: string; content?: Record<string, MediaType> }>;
+};
+
+/** The operations of the document, each once. */
+function operationsOf(document: { paths?: Record<string, unknown> }): Operation[] {
+  const found: Operation[] = [];
+  for (const path of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values((path ?? {}) as Record<string, unknown>)) {
+      if (operation !== null && typeof operation === 'object' && 'responses' in operation)
+        found.push(operation as Operation);
+    }
+  }
+  return found;
+}
+
+/** The error components' names: Error401, CodeOnlyError404… (shared/schemas.ts errorComponent). */
+const ERROR_REF = /^#\/components\/schemas\/(CodeOnlyError|Error)(\d{3})$/;
+/** How failures() (shared/schemas.ts) writes each of a status's codes in its description: "`CODE`: when". */
+const CODE_LINE = /^`([A-Z][A-Z0-9_]*)`: ([\s\S]*)$/;
+
+/**
+ * Each failure response gets examples of its own route's codes. The error bodies are shared
+ * components, one per status, so the example Swagger UI would build from the component is the
+ * first code of every route's status (SIGNIN_FAILED for the 401 of GET /api/session): instead the
+ * codes the route lists in its description (failures() writes one "`CODE`: when" paragraph each)
+ * become its examples, with that text as the message. A description that names no code is a
+ * mistake in a route's schema: the document is not served rather than served wrong.
+ */
+export function addErrorExamples(document: { paths?: Record<string, unknown> }): void {
+  for (const operation of operationsOf(document)) {
+    for (const [status, response] of Object.entries(operation.responses ?? {})) {
+      const json = response.content?.['application/json'];
+      const ref = ERROR_REF.exec(json?.schema?.$ref ?? '');
+      if (!json || !ref || json.example !== undefined || json.examples !== undefined) continue;
+      const codeOnly = ref[1] === 'CodeOnlyError';
+      const examples: NonNullable<MediaType['examples']> = {};
+      for (const paragraph of (response.description ?? '').split('\n\n')) {
+        const line = CODE_LINE.exec(paragraph.trim());
+        if (!line) continue;
+        const [, code, when] = line as unknown as [string, string, string];
+        const message = when.replace(/`/g, '').slice(0, MESSAGE_MAX);
+        examples[code] = { summary: code, value: codeOnly ? { error: code } : { error: code, message } };
+      }
+      if (Object.keys(examples).length === 0)
+        throw new Error(`the ${status} response "${response.description}" names no error code`);
+      // One code: a plain example (Swagger UI shows it without a list to pick from).
+      const values = Object.values(examples);
+      if (values.length === 1) json.example = values[0]?.value;
+      else json.examples = examples;
+    }
+  }
+}
+
+/** Sample values of a request body's fields, by name, for the examples below. */
+const SAMPLES: Record<string, unknown> = {
+  email: 'ada@example.com',
+  password: 'correct horse battery staple',
+  currentPassword: 'correct horse battery staple',
+  code: '123456',
+  name: 'Ada Lovelace',
+  token: 'the-token-from-the-mail-link',
+  ticket: 'the-ticket-from-#second-factor',
+  redirectTo: '/account',
+  // A passkey's credential is what the browser's navigator.credentials gives, sent as it is.
+  id: 'AQIDBAUGBwgJCgsMDQ4PEA',
+  rawId: 'AQIDBAUGBwgJCgsMDQ4PEA',
+  type: 'public-key',
+};
+
+type JsonSchema = {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  additionalProperties?: unknown;
+  enum?: unknown[];
+  const?: unknown;
+  items?: JsonSchema;
+  examples?: unknown[];
+  example?: unknown;
+};
+
+/** An example value of a schema: its own example, a sample by field name, or one of its type. */
+function exampleOf(schema: JsonSchema, name = ''): unknown {
+  if (schema.example !== undefined) return schema.example;
+  if (schema.examples?.length) return schema.examples[0];
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum?.length) return schema.enum[0];
+  if (name in SAMPLES) return SAMPLES[name];
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
+  if (type === 'object' || schema.properties)
+    return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, exampleOf(v, k)]));
+  if (type === 'array') return schema.items ? [exampleOf(schema.items, name)] : [];
+  if (type === 'integer' || type === 'number') return 1;
+  if (type === 'boolean') return true;
+  return 'string';
+}
+
+function opensProperties(schema: JsonSchema | undefined): boolean {
+  if (!schema || typeof schema !== 'object') return false;
+  if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) return true;
+  return Object.values(schema.properties ?? {}).some(opensProperties);
+}
+
+/**
+ * A request body whose schema lets other fields through (the sign-in bodies: the documented
+ * endpoint must answer any JSON object as a failed sign-in, never a 400 of its own) would be shown
+ * by Swagger UI as `{"additionalProp1": {}}`: such a body gets an example built from its fields.
+ */
+export function addBodyExamples(document: { paths?: Record<string, unknown> }): void {
+  for (const operation of operationsOf(document)) {
+    const json = operation.requestBody?.content?.['application/json'];
+    if (!json || json.example !== undefined || json.examples !== undefined) continue;
+    const schema = json.schema as JsonSchema | undefined;
+    if (schema && opensProperties(schema)) json.example = exampleOf(schema);
+  }
+}
+
 export interface OpenApiOptions {
   profile: Profile;
   /** Where clients reach this server (PUBLIC_URL): the document's server. */
@@ -178,7 +305,11 @@ export const openApiPlugin = fp<OpenApiOptions>(
         url,
       }),
       transformObject: (documents) => {
-        if ('openapiObject' in documents) markOptionalBodies(documents.openapiObject);
+        if ('openapiObject' in documents) {
+          markOptionalBodies(documents.openapiObject);
+          addErrorExamples(documents.openapiObject);
+          addBodyExamples(documents.openapiObject);
+        }
         return 'openapiObject' in documents ? documents.openapiObject : documents.swaggerObject;
       },
       // Named components keep their names ("User", "Error404") instead of def-0, def-1…
@@ -194,7 +325,10 @@ export const openApiPlugin = fp<OpenApiOptions>(
             '(GET /api/users/{id}, GET /api/users, POST /api/signin, POST /rest). Every failure has a top-level ' +
             '`error` code; each response lists the codes that route gives with that status. Any request can ' +
             'also be refused before it reaches a route: 400 `BAD_REQUEST` (not valid HTTP/1.1), 408 ' +
-            '`REQUEST_TIMEOUT`, 431 `HEADERS_TOO_LARGE`. To call protected routes from the docs page, sign in with ' +
+            '`REQUEST_TIMEOUT`, 431 `HEADERS_TOO_LARGE`. Every answer carries `X-Request-Id`: the id the request ' +
+            'sent when it is 1 to 128 characters of `[A-Za-z0-9._:-]`, else a new one; it is the `reqId` of the ' +
+            "server's log line for the request (quote it when reporting a problem), and CORS callers may send " +
+            'and read it. To call protected routes from the docs page, sign in with ' +
             'POST /api/sessions and paste its token under Authorize → bearerToken.',
           contact: { name: 'The operators of this server', url: contactUrl },
           license: { name: 'MIT', identifier: 'MIT' },
@@ -319,30 +453,45 @@ export const docsPlugin = fp(
       asset('docs.css'),
       asset('docs.js'),
     ]);
-    await app.register(swaggerUi, {
-      routePrefix: DOCS_PREFIX,
-      // The policy is security-headers.ts's DOCS_CSP, set on every response under /docs.
-      staticCSP: false,
-      theme: {
-        title: 'Usher API reference',
-        favicon: [{ filename: 'icon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: icon }],
-        css: [{ filename: 'usher.css', content: css.toString('utf8') }],
-        js: [{ filename: 'usher.js', content: js.toString('utf8') }],
-      },
-      logo: { type: 'image/svg+xml', content: logo },
-      uiHooks: {
-        onRequest: (request, reply, done) => {
-          if (PACKAGE_COPIES.has(request.routeOptions.url ?? '')) reply.redirect('/openapi.json', 301);
-          else done();
+    // The package's page has no viewport (unreadable at phone width): added to its head here, in
+    // a scope of its own so that no other response is looked at.
+    await app.register(async (docs) => {
+      docs.addHook('onSend', async (request, _reply, payload) => {
+        const url = request.routeOptions.url;
+        const page = url === DOCS_PREFIX || url === `${DOCS_PREFIX}/`;
+        return page && typeof payload === 'string'
+          ? payload.replace(/<meta charset="UTF-8">/i, `$&\n      ${VIEWPORT}`)
+          : payload;
+      });
+      await docs.register(swaggerUi, {
+        routePrefix: DOCS_PREFIX,
+        // The policy is security-headers.ts's DOCS_CSP, set on every response under /docs.
+        staticCSP: false,
+        theme: {
+          title: 'Usher API reference',
+          favicon: [
+            { filename: 'icon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: icon },
+          ],
+          css: [{ filename: 'usher.css', content: css.toString('utf8') }],
+          js: [{ filename: 'usher.js', content: js.toString('utf8') }],
         },
-      },
-      uiConfig: {
-        configUrl: `${DOCS_PREFIX}/config.json`,
-        plugins: [UI_PLUGINS],
-        deepLinking: true,
-        defaultModelsExpandDepth: 0,
-        // No tagsSorter or operationsSorter: the document's order is the page's (operations last).
-      },
+        logo: { type: 'image/svg+xml', content: logo },
+        uiHooks: {
+          onRequest: (request, reply, done) => {
+            if (PACKAGE_COPIES.has(request.routeOptions.url ?? '')) reply.redirect('/openapi.json', 301);
+            else done();
+          },
+        },
+        uiConfig: {
+          configUrl: `${DOCS_PREFIX}/config.json`,
+          plugins: [UI_PLUGINS],
+          // Off: with deep links Swagger UI puts a link inside each operation's expand button, a
+          // control inside a control that screen readers cannot reach (axe-core nested-interactive).
+          deepLinking: false,
+          defaultModelsExpandDepth: 0,
+          // No tagsSorter or operationsSorter: the document's order is the page's (operations last).
+        },
+      });
     });
   },
   { name: 'usher-docs', dependencies: ['usher-openapi'] },

@@ -72,6 +72,122 @@ describeEachStore('GET /docs over HTTP', (store) => {
   });
 });
 
+describeEachStore('The docs page’s head and the document’s examples (issue 32)', (store) => {
+  let t: TestApp;
+  let a: TestApp;
+  before(async () => {
+    t = await startApp(store, 'b');
+    a = await startApp(store, 'a');
+  });
+  after(async () => {
+    await t.close();
+    await a.close();
+  });
+
+  test('ISSUE 32: the docs page has a viewport, so a phone shows it at its own width', async () => {
+    for (const path of ['/docs', '/docs/']) {
+      const html = (await t.get(path)).body;
+      assert.match(html, /<meta name="viewport" content="width=device-width, initial-scale=1">/, path);
+      assert.equal(html.match(/name="viewport"/g)?.length, 1, path);
+    }
+    // Nothing else is touched: the API's answers are not HTML pages.
+    assert.doesNotMatch((await t.get('/openapi.json')).body, /name=\\?"viewport/);
+  });
+
+  type Media = {
+    schema?: { $ref?: string };
+    example?: unknown;
+    examples?: Record<string, { value: unknown }>;
+  };
+  type Doc = {
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          requestBody?: { content: Record<string, Media> };
+          responses: Record<string, { description?: string; content?: Record<string, Media> }>;
+        }
+      >
+    >;
+    components: { schemas: Record<string, { properties: { error: { enum: string[] } } }> };
+  };
+
+  /** Each error response's example codes, by "METHOD path status". */
+  function exampleCodes(doc: Doc): Map<string, string[]> {
+    const found = new Map<string, string[]>();
+    for (const [path, methods] of Object.entries(doc.paths))
+      for (const [method, operation] of Object.entries(methods))
+        for (const [status, response] of Object.entries(operation.responses)) {
+          const json = response.content?.['application/json'];
+          if (!/Error\d{3}$/.test(json?.schema?.$ref ?? '')) continue;
+          const values =
+            json?.example !== undefined
+              ? [json.example]
+              : Object.values(json?.examples ?? {}).map((e) => e.value);
+          found.set(
+            `${method.toUpperCase()} ${path} ${status}`,
+            values.map((v) => (v as { error: string }).error),
+          );
+        }
+    return found;
+  }
+
+  test('ISSUE 32: every error response shows its own route’s codes as examples, in the shape of its status', async () => {
+    for (const app of [t, a]) {
+      const doc = (await app.get('/openapi.json')).json() as Doc;
+      const codes = exampleCodes(doc);
+      assert.ok(codes.size > 100, `error responses found: ${codes.size}`);
+      for (const [where, listed] of codes) {
+        assert.ok(listed.length > 0, `${where}: examples`);
+        const [method, path, status] = where.split(' ') as [string, string, string];
+        const response = doc.paths[path]![method.toLowerCase()]!.responses[status]!;
+        const named = [...(response.description ?? '').matchAll(/(?:^|\n\n)`([A-Z_]+)`:/g)].map((m) => m[1]);
+        assert.deepEqual(listed, named, `${where}: the codes the route lists, no other`);
+        const ref = response.content!['application/json']!.schema!.$ref!.split('/').at(-1)!;
+        for (const code of listed)
+          assert.ok(
+            doc.components.schemas[ref]!.properties.error.enum.includes(code),
+            `${where}: ${code} in ${ref}`,
+          );
+      }
+      // The issue's case: who-am-I without a session is UNAUTHENTICATED, not a failed sign-in.
+      assert.deepEqual(codes.get('GET /api/session 401'), ['UNAUTHENTICATED']);
+      assert.deepEqual(codes.get('POST /api/signin 401'), ['SIGNIN_FAILED']);
+      assert.deepEqual(codes.get('GET /api/users/{id} 404'), ['USER_NOT_FOUND']);
+    }
+    const b = (await t.get('/openapi.json')).json() as Doc;
+    const body = b.paths['/api/session']!.get!.responses['401']!.content!['application/json']!;
+    assert.deepEqual(Object.keys(body.example as object).sort(), ['error', 'message']);
+    const codeOnly = (await a.get('/openapi.json')).json() as Doc;
+    assert.deepEqual(
+      codeOnly.paths['/api/users/{id}']!.get!.responses['404']!.content!['application/json']!.example,
+      { error: 'USER_NOT_FOUND' },
+    );
+  });
+
+  test('ISSUE 32: no request body is shown as a placeholder: the open sign-in bodies carry examples of their fields', async () => {
+    for (const app of [t, a]) {
+      const text = (await app.get('/openapi.json')).body;
+      const doc = JSON.parse(text) as Doc;
+      const signin = doc.paths['/api/signin']!.post!.requestBody!.content['application/json']!;
+      assert.deepEqual(signin.example, {
+        email: 'ada@example.com',
+        password: 'correct horse battery staple',
+        code: '123456',
+      });
+      for (const [path, methods] of Object.entries(doc.paths))
+        for (const [method, operation] of Object.entries(methods)) {
+          const json = operation.requestBody?.content['application/json'];
+          if (!json) continue;
+          assert.doesNotMatch(JSON.stringify(json.example ?? {}), /additionalProp/, `${method} ${path}`);
+          const open = JSON.stringify(json.schema).includes('"additionalProperties":true');
+          if (open) assert.ok(json.example !== undefined, `${method} ${path}: an open body has an example`);
+        }
+    }
+  });
+});
+
 describeUnless(skip, 'GET /docs in headless Chromium', () => {
   let server: ServerProcess;
   before(async () => {
@@ -150,6 +266,41 @@ describeUnless(skip, 'GET /docs in headless Chromium', () => {
       assert.deepEqual(problems, []);
       mkdirSync(SCREENSHOTS, { recursive: true });
       await page.screenshot({ path: fileURLToPath(new URL('api-docs.png', SCREENSHOTS)), fullPage: false });
+    } finally {
+      await browser.close();
+    }
+  });
+
+  test('ISSUE 32: at phone width (390 px) the page is laid out for the phone: nothing wider than the screen, the examples readable', async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({
+        viewport: { width: 390, height: 844 },
+        deviceScaleFactor: 2,
+        isMobile: true,
+        hasTouch: true,
+      });
+      await page.goto(`${server.url}/docs`, { waitUntil: 'networkidle' });
+      await page.waitForSelector('.opblock', { timeout: 15_000 });
+      const block = page
+        .locator('.opblock.opblock-get')
+        .filter({ has: page.locator('.opblock-summary-path[data-path="/api/session"]') });
+      await block.locator('.opblock-summary').first().click();
+      const example = block
+        .locator('tr[data-code="401"] .example.microlight, tr[data-code="401"] pre')
+        .first();
+      await example.waitFor();
+      assert.match(await example.innerText(), /UNAUTHENTICATED/);
+      assert.doesNotMatch(await block.locator('tr[data-code="401"]').innerText(), /SIGNIN_FAILED/);
+      const widths = await page.evaluate(
+        '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth, inner: window.innerWidth })',
+      );
+      const { scroll, client, inner } = widths as { scroll: number; client: number; inner: number };
+      // Without a viewport a phone lays the page out 980 px wide and shrinks it.
+      assert.equal(inner, 390, 'the layout viewport is the phone’s width');
+      assert.ok(scroll <= client, `no sideways scrolling: ${scroll} > ${client}`);
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: fileURLToPath(new URL('api-docs-phone.png', SCREENSHOTS)) });
     } finally {
       await browser.close();
     }

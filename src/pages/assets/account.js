@@ -88,15 +88,168 @@ function busy(button, on) {
 
 const signin = $('signin');
 
-function showSignin() {
+/** The signed-out views: the sign-in form, a new account, or a reset link by mail. */
+const DOORS = { signin: 'signIn', signup: 'createAccount', forgot: 'forgotPassword' };
+
+function showDoor(door) {
   $('account').hidden = true;
   endSecondFactor();
-  signin.hidden = false;
+  for (const id of Object.keys(DOORS)) $(id).hidden = id !== door;
   showProviders();
-  document.title = t('signIn');
-  $('heading').textContent = t('signIn');
-  $('email').focus();
+  $('signin-passkey').hidden = !window.PublicKeyCredential;
+  document.title = t(DOORS[door]);
+  $('heading').textContent = t(DOORS[door]);
+  const first = { signin: 'email', signup: 'signup-name', forgot: 'forgot-email' }[door];
+  $(first).focus();
 }
+
+function showSignin() {
+  showDoor('signin');
+}
+
+// The links between the doors: the page shows the other form in place (an app may also link to
+// /account#signup or /account#forgot, which start() reads).
+$('show-signup').addEventListener('click', (event) => {
+  event.preventDefault();
+  message.hidden = true;
+  showDoor('signup');
+});
+$('show-forgot').addEventListener('click', (event) => {
+  event.preventDefault();
+  message.hidden = true;
+  // The email typed for signing in is the one a reset link is most likely wanted for.
+  $('forgot-email').value = $('email').value.trim();
+  showDoor('forgot');
+});
+for (const link of document.querySelectorAll('.show-signin')) {
+  link.addEventListener('click', (event) => {
+    event.preventDefault();
+    message.hidden = true;
+    showSignin();
+  });
+}
+
+/** The rule the API gave for a field ("password: must be…") in the page's words. */
+function fieldProblem(answer, field, key) {
+  return answer.error === 'VALIDATION_FAILED' && answer.message.startsWith(`${field}:`)
+    ? lang === 'en'
+      ? answer.message
+      : t(key)
+    : '';
+}
+
+$('signup').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const body = {
+    name: $('signup-name').value.trim(),
+    email: $('signup-email').value.trim(),
+    password: $('signup-password').value,
+  };
+  if (!body.name || !body.email || !body.password) {
+    say(message, 'error', t('enterSignupFields'));
+    return;
+  }
+  const button = $('signup-submit');
+  busy(button, true);
+  const answer = await api('POST', '/api/users', body);
+  if (answer.status !== 201) {
+    busy(button, false);
+    const text =
+      answer.status === 409
+        ? t('emailTaken')
+        : fieldProblem(answer, 'password', 'passwordRefused') ||
+          fieldProblem(answer, 'email', 'emailRefused') ||
+          problem(answer, 'doingSignUp');
+    say(message, 'error', text);
+    return;
+  }
+  // Registered: signed in with the same email and password, as the next thing anyone would do.
+  const signedIn = await api('POST', '/api/signin', { email: body.email, password: body.password });
+  busy(button, false);
+  $('signup-password').value = '';
+  if (signedIn.status === 200) {
+    await load();
+    say(message, 'ok', t('accountCreated'));
+  } else {
+    // REQUIRE_VERIFIED_EMAIL: the address first.
+    $('email').value = body.email;
+    showSignin();
+    say(message, 'info', t('confirmBeforeSignIn'));
+  }
+});
+
+$('forgot').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const email = $('forgot-email').value.trim();
+  if (!email) {
+    say(message, 'error', t('enterEmail'));
+    return;
+  }
+  const button = $('forgot-submit');
+  busy(button, true);
+  const answer = await api('POST', '/api/password/forgot', { email });
+  busy(button, false);
+  // 202 whether or not the email has an account: the page cannot say more than the API does.
+  if (answer.status === 202) say(message, 'ok', t('resetLinkSent', { email }));
+  else say(message, 'error', fieldProblem(answer, 'email', 'emailRefused') || problem(answer, 'doingForgot'));
+});
+
+// ---- a passkey sign-in -------------------------------------------------------------------------
+
+$('signin-passkey').addEventListener('click', async () => {
+  const button = $('signin-passkey');
+  busy(button, true);
+  try {
+    const options = await api('POST', '/api/signin/passkey/options');
+    if (options.status !== 200) {
+      say(message, 'error', problem(options, 'doingPasskey'));
+      return;
+    }
+    const o = options.body;
+    let credential = null;
+    try {
+      credential = await navigator.credentials.get({
+        publicKey: {
+          ...o,
+          challenge: toBytes(o.challenge),
+          allowCredentials: (o.allowCredentials ?? []).map((c) => ({ ...c, id: toBytes(c.id) })),
+        },
+      });
+    } catch {
+      // Cancelled, or no passkey for this site on the device.
+    }
+    if (!credential) {
+      say(message, 'info', t('noPasskeyUsed'));
+      return;
+    }
+    const r = credential.response;
+    const answer = await api('POST', '/api/signin/passkey', {
+      credential: {
+        id: credential.id,
+        rawId: toText(credential.rawId),
+        type: credential.type,
+        clientExtensionResults: credential.getClientExtensionResults(),
+        authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
+        response: {
+          clientDataJSON: toText(r.clientDataJSON),
+          authenticatorData: toText(r.authenticatorData),
+          signature: toText(r.signature),
+          userHandle: r.userHandle ? toText(r.userHandle) : undefined,
+        },
+      },
+    });
+    if (answer.status === 200) {
+      message.hidden = true;
+      await load();
+    } else if (answer.status === 401) {
+      say(message, 'error', t('passkeyFailed'));
+    } else {
+      say(message, 'error', problem(answer, 'doingPasskey'));
+    }
+  } finally {
+    busy(button, false);
+  }
+});
 
 signin.addEventListener('submit', async (event) => {
   event.preventDefault();
@@ -143,7 +296,7 @@ async function load() {
   }
   const { user } = answer.body;
   endSecondFactor();
-  signin.hidden = true;
+  for (const id of Object.keys(DOORS)) $(id).hidden = true;
   showProviders();
   document.title = t('yourAccount');
   $('heading').textContent = t('yourAccount');
@@ -154,6 +307,8 @@ async function load() {
   verified.hidden = typeof user.emailVerified !== 'boolean';
   verified.textContent = user.emailVerified ? t('verified') : t('notVerified');
   verified.className = user.emailVerified ? 'badge ok' : 'badge warn';
+  $('verify-resend').hidden = user.emailVerified !== false;
+  $('who-message').hidden = true;
   $('account').hidden = false;
   me = user;
   await Promise.all([loadSessions(), loadPasskeys(), loadIdentities()]);
@@ -244,6 +399,15 @@ function hideSetup() {
   $('totp-qr').removeAttribute('src');
 }
 
+/** Says whether TOTP is in force, and offers only the button that changes that. */
+function showTotpState(on) {
+  const badge = $('totp-state-badge');
+  badge.textContent = on ? t('totpStateOn') : t('totpStateOff');
+  badge.className = on ? 'badge ok' : 'badge';
+  $('totp-on').hidden = on;
+  $('totp-off').hidden = !on;
+}
+
 $('totp-password').addEventListener('submit', async (event) => {
   event.preventDefault();
   const turnOn = event.submitter?.value !== 'off';
@@ -265,11 +429,16 @@ $('totp-password').addEventListener('submit', async (event) => {
   $('totp-codes').hidden = true;
   if (!turnOn) {
     hideSetup();
-    if (answer.status === 204) say(totpMessage, 'ok', t('totpIsOff'));
-    else say(totpMessage, 'error', problem(answer, 'doingTurnOff'));
+    if (answer.status === 204) {
+      showTotpState(false);
+      say(totpMessage, 'ok', t('totpIsOff'));
+    } else {
+      say(totpMessage, 'error', problem(answer, 'doingTurnOff'));
+    }
     return;
   }
   if (answer.status === 409) {
+    showTotpState(true);
     say(totpMessage, 'info', t('totpAlreadyOn'));
   } else if (answer.status === 200) {
     totpMessage.hidden = true;
@@ -307,6 +476,7 @@ $('totp-confirm').addEventListener('submit', async (event) => {
   $('totp-password').hidden = true;
   $('recovery-codes').replaceChildren(...answer.body.recoveryCodes.map((c) => el('li', c)));
   $('totp-codes').hidden = false;
+  showTotpState(true);
   say(totpMessage, 'ok', t('totpIsOn'));
 });
 
@@ -665,6 +835,9 @@ async function loadIdentities() {
     return;
   }
   showLocale(answer.body.locale);
+  showTotpState(answer.body.totp === true);
+  hasPassword = answer.body.password !== false;
+  showPasswordForms();
   identities = Array.isArray(answer.body.identities) ? answer.body.identities : [];
   section.hidden = providers.length === 0 && identities.length === 0;
   const list = $('identities');
@@ -822,9 +995,169 @@ $('language').addEventListener('submit', async (event) => {
   }
 });
 
+// ---- the address: confirming it again ----------------------------------------------------------
+
+$('verify-resend').addEventListener('click', async () => {
+  const button = $('verify-resend');
+  busy(button, true);
+  const answer = await api('POST', '/api/email/verify/resend');
+  busy(button, false);
+  if (answer.status === 401) return showSignin();
+  if (answer.status === 202) say($('who-message'), 'ok', t('verificationSent', { email: me?.email ?? '' }));
+  else say($('who-message'), 'error', problem(answer, 'doingResend'));
+});
+
+// ---- email and password --------------------------------------------------------------------------
+
+const credentialsMessage = $('credentials-message');
+/** Whether the account has a password (GET /api/account): without one, a reset link sets it. */
+let hasPassword = true;
+
+function showPasswordForms() {
+  $('no-password').hidden = hasPassword;
+  $('change-email').hidden = !hasPassword;
+  $('change-password').hidden = !hasPassword;
+  $('delete-pass').hidden = !hasPassword;
+  document.querySelector('label[for="delete-pass"]').hidden = !hasPassword;
+}
+
+$('set-password-mail').addEventListener('click', async () => {
+  if (!me) return;
+  const button = $('set-password-mail');
+  busy(button, true);
+  const answer = await api('POST', '/api/password/forgot', { email: me.email });
+  busy(button, false);
+  if (answer.status === 202) say(credentialsMessage, 'ok', t('setPasswordSent', { email: me.email }));
+  else say(credentialsMessage, 'error', problem(answer, 'doingForgot'));
+});
+
+/** PUT /api/users/{id} with the account's own email and name, and `changes` over them. */
+function putMe(changes) {
+  return api('PUT', `/api/users/${encodeURIComponent(me.id)}`, {
+    email: me.email,
+    name: me.name,
+    ...changes,
+  });
+}
+
+/** The words for a refused change of email or password; '' when the answer needs no special words. */
+function changeProblem(answer, what) {
+  if (answer.error === 'VALIDATION_FAILED' && answer.message.startsWith('currentPassword'))
+    return t('wrongPassword');
+  if (answer.status === 409) return t('emailTaken');
+  return (
+    fieldProblem(answer, 'password', 'passwordRefused') ||
+    fieldProblem(answer, 'email', 'emailRefused') ||
+    problem(answer, what)
+  );
+}
+
+$('change-email').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  if (!me) return;
+  const email = $('new-email').value.trim();
+  const currentPassword = $('change-email-pass').value;
+  if (!email) return say(credentialsMessage, 'error', t('enterNewEmail'));
+  if (email.toLowerCase() === me.email.toLowerCase()) return say(credentialsMessage, 'info', t('sameEmail'));
+  if (!currentPassword) return say(credentialsMessage, 'error', t('enterPasswordFirst'));
+  const button = $('change-email-submit');
+  busy(button, true);
+  const answer = await putMe({ email, currentPassword });
+  busy(button, false);
+  if (answer.status === 401) return showSignin();
+  if (answer.status !== 200)
+    return say(credentialsMessage, 'error', changeProblem(answer, 'doingChangeEmail'));
+  $('new-email').value = '';
+  $('change-email-pass').value = '';
+  await load();
+  say(credentialsMessage, 'ok', t('emailChanged', { email: answer.body.email }));
+});
+
+$('change-password').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  if (!me) return;
+  const currentPassword = $('change-password-current').value;
+  const password = $('change-password-new').value;
+  const again = $('change-password-again');
+  if (!currentPassword) return say(credentialsMessage, 'error', t('enterPasswordFirst'));
+  if (!password) return say(credentialsMessage, 'error', t('typeNewPassword'));
+  if (password !== again.value) {
+    again.setAttribute('aria-invalid', 'true');
+    again.focus();
+    return say(credentialsMessage, 'error', t('notSame'));
+  }
+  again.removeAttribute('aria-invalid');
+  const button = $('change-password-submit');
+  busy(button, true);
+  const answer = await putMe({ password, currentPassword });
+  busy(button, false);
+  if (answer.status === 401) return showSignin();
+  if (answer.status !== 200)
+    return say(credentialsMessage, 'error', changeProblem(answer, 'doingChangePassword'));
+  for (const id of ['change-password-current', 'change-password-new', 'change-password-again'])
+    $(id).value = '';
+  say(credentialsMessage, 'ok', t('passwordChanged'));
+  await loadSessions();
+});
+
+// ---- deleting the account ------------------------------------------------------------------------
+
+const deleteMessage = $('delete-message');
+const deleteForm = $('delete');
+
+function hideDelete() {
+  deleteForm.hidden = true;
+  $('delete-start').hidden = false;
+  $('delete-pass').value = '';
+  $('delete-sure').checked = false;
+}
+
+$('delete-start').addEventListener('click', () => {
+  deleteMessage.hidden = true;
+  $('delete-start').hidden = true;
+  deleteForm.hidden = false;
+  (hasPassword ? $('delete-pass') : $('delete-sure')).focus();
+});
+
+$('delete-cancel').addEventListener('click', () => {
+  hideDelete();
+  deleteMessage.hidden = true;
+  $('delete-start').focus();
+});
+
+deleteForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  if (!me) return;
+  const currentPassword = $('delete-pass').value;
+  if (hasPassword && !currentPassword) return say(deleteMessage, 'error', t('reauthToDelete'));
+  if (!$('delete-sure').checked) return say(deleteMessage, 'error', t('tickToDelete'));
+  const button = $('delete-submit');
+  busy(button, true);
+  // Without a password the session must be under 10 minutes old: then no body at all.
+  const answer = await api(
+    'DELETE',
+    `/api/users/${encodeURIComponent(me.id)}`,
+    hasPassword ? { currentPassword } : undefined,
+  );
+  busy(button, false);
+  if (answer.status === 204) {
+    hideDelete();
+    me = null;
+    showSignin();
+    say(message, 'ok', t('deleted'));
+    return;
+  }
+  if (answer.status === 401) return showSignin();
+  if (answer.status === 403)
+    return say(deleteMessage, 'error', t(hasPassword ? 'reauthToDelete' : 'reauthNoPassword'));
+  say(deleteMessage, 'error', changeProblem(answer, 'doingDelete'));
+});
+
 // ---- the start ---------------------------------------------------------------------------------
 
 async function start() {
+  // /account#signup and /account#forgot: an app's links to those doors.
+  const door = location.hash === '#signup' ? 'signup' : location.hash === '#forgot' ? 'forgot' : '';
   const landing = takeLanding();
   if (landing.ticket) {
     ticket = landing.ticket;
@@ -833,6 +1166,7 @@ async function start() {
   }
   const signedIn = await load();
   if (signedIn === undefined) return;
+  if (!signedIn && door) showDoor(door);
   await providersReady;
   const { error, pending } = landing;
   const name = pending

@@ -53,6 +53,8 @@ async function send() {
     password.value = '';
     confirm.value = '';
     finish(t('changed'), 'ok', [t('changedText'), t('signedOutEverywhere')]);
+    document.getElementById('onward').hidden = false;
+    document.getElementById('onward-link').focus();
   } else if (answer.error === 'INVALID_TOKEN' || answer.message.startsWith('token: ')) {
     finish(t('linkInvalid'), 'error', EXPIRED);
   } else if (answer.error === 'VALIDATION_FAILED' && answer.message.startsWith('password: ')) {

@@ -34,3 +34,35 @@ window.usherDocsPlugin = () => ({
     },
   },
 });
+
+/**
+ * Names for the few controls Swagger UI renders without one (axe-core: image-alt, label,
+ * select-name, button-name), and accessible names that start with the words the button shows
+ * (label-content-name-mismatch: a speech user says what they see). Swagger UI re-renders as the
+ * reader opens things, so every change to the page is looked at; each fix is made once per node.
+ */
+const NAMES = [
+  ['.topbar a.link img:not([alt])', 'alt', 'Usher'],
+  ['#download-url-input:not([aria-label])', 'aria-label', 'Address of the OpenAPI document'],
+  ['#servers:not([aria-label])', 'aria-label', 'Server to send requests to'],
+  ['.dialog-ux .close-modal:not([aria-label])', 'aria-label', 'Close'],
+  ['.examples-select-element:not([aria-label])', 'aria-label', 'Example to show'],
+  ['textarea.body-param__text:not([aria-label])', 'aria-label', 'Request body (JSON)'],
+];
+
+function nameControls(root) {
+  for (const [selector, attribute, value] of NAMES) {
+    for (const node of root.querySelectorAll(selector)) node.setAttribute(attribute, value);
+  }
+  for (const button of root.querySelectorAll('button[aria-label]')) {
+    const shown = button.textContent.trim();
+    const label = button.getAttribute('aria-label');
+    if (shown && !label.toLowerCase().startsWith(shown.toLowerCase()))
+      button.setAttribute('aria-label', `${shown}: ${label.charAt(0).toLowerCase()}${label.slice(1)}`);
+  }
+}
+
+new MutationObserver(() => nameControls(document)).observe(document.documentElement, {
+  childList: true,
+  subtree: true,
+});

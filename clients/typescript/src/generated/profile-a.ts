@@ -11,7 +11,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics (text exposition format)
-         * @description Requests by route pattern and status, latency, sign-ins by outcome and method, the mail outbox, the hash queue and the process. Keep it off the public internet (README, "Operating it").
+         * @description Requests by route pattern and status, latency, sign-ins by outcome and method, registrations, password resets, passkeys, the mail outbox, the hash queue and the process; with WORKERS > 1, the sum over the workers. Keep it off the public internet (README, "Operating it").
          */
         get: operations["metrics"];
         put?: never;
@@ -1726,6 +1726,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -1735,10 +1741,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            /** @description `UNAVAILABLE`: The server is shutting down, or (WORKERS > 1) a worker did not give its metrics in time. */
             503: {
                 headers: {
                     /** @description Seconds to wait, when the server is busy rather than down. */
@@ -1746,6 +1758,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The server is shutting down, or (WORKERS > 1) a worker did not give its metrics in time."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -1778,6 +1796,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError400"];
                 };
             };
@@ -1787,6 +1810,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "USER_NOT_FOUND"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError404"];
                 };
             };
@@ -1796,6 +1824,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError500"];
                 };
             };
@@ -1807,6 +1840,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError503"];
                 };
             };
@@ -1870,6 +1908,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -1879,6 +1923,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "Not your own account, or a cookie sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -1888,6 +1938,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "USER_NOT_FOUND",
+                     *       "message": "No user has that id (or the id is not a valid user id)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -1897,6 +1953,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "EMAIL_TAKEN",
+                     *       "message": "Another user already has that email, in any letter case."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -1906,6 +1968,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -1915,6 +1983,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -1939,6 +2013,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -1950,6 +2030,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2002,6 +2088,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2011,6 +2103,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "Not your own account, a cookie sent cross-site, or a sign-in over 10 minutes old without currentPassword."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -2020,6 +2118,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "USER_NOT_FOUND",
+                     *       "message": "No user has that id (or the id is not a valid user id)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -2029,6 +2133,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -2038,6 +2148,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -2049,6 +2165,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Wrong present passwords (currentPassword) have throttled the account."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -2058,6 +2180,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2069,6 +2197,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2098,6 +2232,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2107,6 +2247,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2116,6 +2262,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2127,6 +2279,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2156,6 +2314,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2165,6 +2329,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2174,6 +2344,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2185,6 +2361,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2245,6 +2427,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "EMAIL_TAKEN",
+                     *       "message": "Another user already has that email, in any letter case."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -2254,6 +2442,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -2263,6 +2457,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -2274,6 +2474,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "Too many registrations from this client address, in the last 15 minutes or at once."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -2283,6 +2489,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2294,6 +2506,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, the server is shutting down, or too many registrations are being handled at once (with Retry-After)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2308,6 +2526,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "ticket": "the-ticket-from-#second-factor",
+                 *       "code": "123456"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The ticket from `#second-factor=…` in the address the sign-in sent the browser to. */
                     ticket?: string;
@@ -2336,6 +2560,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError400"];
                 };
             };
@@ -2347,6 +2576,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError401"];
                 };
             };
@@ -2356,6 +2590,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError403"];
                 };
             };
@@ -2365,6 +2604,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError413"];
                 };
             };
@@ -2374,6 +2618,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError415"];
                 };
             };
@@ -2385,6 +2634,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError429"];
                 };
             };
@@ -2394,6 +2648,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError500"];
                 };
             };
@@ -2405,6 +2664,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError503"];
                 };
             };
@@ -2422,6 +2686,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery staple",
+                 *       "code": "123456"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Absent counts as an empty string. */
                     email?: string;
@@ -2452,6 +2723,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError400"];
                 };
             };
@@ -2463,6 +2739,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError401"];
                 };
             };
@@ -2472,6 +2753,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError403"];
                 };
             };
@@ -2481,6 +2767,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError413"];
                 };
             };
@@ -2490,6 +2781,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError415"];
                 };
             };
@@ -2501,6 +2797,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError429"];
                 };
             };
@@ -2510,6 +2811,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError500"];
                 };
             };
@@ -2521,6 +2827,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError503"];
                 };
             };
@@ -2550,6 +2861,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2559,6 +2876,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2568,6 +2891,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2579,6 +2908,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2596,6 +2931,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery staple",
+                 *       "code": "123456"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Absent counts as an empty string. */
                     email?: string;
@@ -2626,6 +2968,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not a JSON object with string fields."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2637,6 +2985,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Wrong or missing credentials; with Usher-Second-Factor: totp when the password was right and a code is needed."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2646,6 +3000,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -2655,6 +3015,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is larger than 32 KiB."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -2664,6 +3030,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -2675,6 +3047,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Too many attempts for this account or from this address; try again after Retry-After seconds."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -2684,6 +3062,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2695,6 +3079,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The database does not answer, or the server is too busy to check passwords (then with Retry-After)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2722,6 +3112,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2731,6 +3127,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2740,6 +3142,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -2749,6 +3157,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2760,6 +3174,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2789,6 +3209,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2798,6 +3224,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -2807,6 +3239,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2818,6 +3256,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2850,6 +3294,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2859,6 +3309,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2868,6 +3324,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -2877,6 +3339,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "You have no live session with that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -2886,6 +3354,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2897,6 +3371,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2931,6 +3411,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2940,6 +3426,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2949,6 +3441,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -2958,6 +3456,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2969,6 +3473,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2983,6 +3493,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "credential": {
+                 *         "id": "AQIDBAUGBwgJCgsMDQ4PEA",
+                 *         "rawId": "AQIDBAUGBwgJCgsMDQ4PEA",
+                 *         "type": "public-key",
+                 *         "response": {}
+                 *       },
+                 *       "name": "Ada Lovelace"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The RegistrationResponseJSON of navigator.credentials.create()'s result. */
                     credential: {
@@ -3032,6 +3553,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -3041,6 +3568,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -3050,6 +3583,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -3059,6 +3598,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -3068,6 +3613,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3079,6 +3630,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3108,6 +3665,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -3117,6 +3680,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -3126,6 +3695,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3137,6 +3712,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3187,6 +3768,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -3196,6 +3783,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "A cookie sent cross-site, or a sign-in over 10 minutes old without currentPassword."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -3205,6 +3798,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "You have no passkey with that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -3214,6 +3813,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -3223,6 +3828,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -3234,6 +3845,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Wrong present passwords (currentPassword) have throttled the account."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -3243,6 +3860,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3254,6 +3877,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3288,6 +3917,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -3299,6 +3934,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "Too many options asked from this client address (PASSKEY_OPTIONS_MAX_PER_ADDRESS, 100 per 15 minutes by default)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -3308,6 +3949,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3319,6 +3966,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3333,6 +3986,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "credential": {
+                 *         "id": "AQIDBAUGBwgJCgsMDQ4PEA",
+                 *         "rawId": "AQIDBAUGBwgJCgsMDQ4PEA",
+                 *         "type": "public-key",
+                 *         "response": {}
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description The AuthenticationResponseJSON of navigator.credentials.get()'s result. */
                     credential?: {
@@ -3371,6 +4034,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError400"];
                 };
             };
@@ -3382,6 +4050,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError401"];
                 };
             };
@@ -3391,6 +4064,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError403"];
                 };
             };
@@ -3400,6 +4078,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError413"];
                 };
             };
@@ -3409,6 +4092,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError415"];
                 };
             };
@@ -3420,6 +4108,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError429"];
                 };
             };
@@ -3429,6 +4122,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError500"];
                 };
             };
@@ -3440,6 +4138,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError503"];
                 };
             };
@@ -3502,6 +4205,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -3511,6 +4220,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOTP_ALREADY_ON",
+                     *       "message": "Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -3520,6 +4235,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -3529,6 +4250,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -3540,6 +4267,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Wrong present passwords have throttled the account."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -3549,6 +4282,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3560,6 +4299,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3620,6 +4365,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -3629,6 +4380,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -3638,6 +4395,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -3649,6 +4412,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Wrong present passwords have throttled the account."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -3658,6 +4427,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3669,6 +4444,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3718,6 +4499,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -3727,6 +4514,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -3736,6 +4529,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOTP_ALREADY_ON",
+                     *       "message": "Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -3745,6 +4544,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -3754,6 +4559,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -3763,6 +4574,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3774,6 +4591,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3807,6 +4630,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -3816,6 +4645,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3827,6 +4662,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3902,6 +4743,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "intent=link started by another site (Sec-Fetch-Site: cross-site or same-site)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -3911,6 +4758,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No provider has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -3922,6 +4775,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "Too many sign-ins started from this client address (OAUTH_STARTS_MAX_PER_ADDRESS, 300 per 15 minutes by default)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -3931,6 +4790,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3942,6 +4807,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3989,6 +4860,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No provider has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -3998,6 +4875,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4009,6 +4892,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4041,6 +4930,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -4050,6 +4945,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No provider has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -4059,6 +4960,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -4068,6 +4975,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -4077,6 +4990,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4088,6 +5007,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4132,6 +5057,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not a JSON object with string provider and idToken, or the provider is unknown or has no ID tokens."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -4143,6 +5074,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The ID token does not check out, or a TOTP code is needed (Usher-Second-Factor: totp) or wrong."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -4152,6 +5089,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -4178,6 +5121,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is larger than 32 KiB."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -4187,6 +5136,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -4198,6 +5153,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Too many attempts for this account or from this address; try again after Retry-After seconds."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -4207,6 +5168,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4218,6 +5185,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The database does not answer, or the server is too busy to check passwords (then with Retry-After)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4256,6 +5229,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -4265,6 +5244,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -4274,6 +5259,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4285,6 +5276,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4315,6 +5312,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -4337,6 +5340,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -4346,6 +5355,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "You have no linked identity with that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -4355,6 +5370,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "LAST_SIGNIN_METHOD",
+                     *       "message": "Unlinking this identity would leave the account without a way to sign in (no password, passkey or other identity)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -4364,6 +5385,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4375,6 +5402,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4426,6 +5459,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -4435,6 +5474,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -4446,6 +5491,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "Too many asks from this client address (PASSWORD_RESET_MAX_PER_ADDRESS per 15 minutes)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -4455,6 +5506,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4466,6 +5523,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4515,6 +5578,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -4524,6 +5593,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -4535,6 +5610,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "Too many asks from this client address (PASSWORD_RESET_MAX_PER_ADDRESS per 15 minutes)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -4544,6 +5625,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4555,6 +5642,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4569,6 +5662,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "the-token-from-the-mail-link"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The token from the link in the mail (the part after #token=). */
                     token: string;
@@ -4597,6 +5695,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError400"];
                 };
             };
@@ -4612,6 +5715,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError401"];
                 };
             };
@@ -4621,6 +5729,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError403"];
                 };
             };
@@ -4630,6 +5743,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError413"];
                 };
             };
@@ -4639,6 +5757,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError415"];
                 };
             };
@@ -4650,6 +5773,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError429"];
                 };
             };
@@ -4659,6 +5787,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError500"];
                 };
             };
@@ -4670,6 +5803,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError503"];
                 };
             };
@@ -4684,6 +5822,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "code": "123456"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The email the code was mailed to. */
                     email: string;
@@ -4714,6 +5858,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError400"];
                 };
             };
@@ -4729,6 +5878,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError401"];
                 };
             };
@@ -4738,6 +5892,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError403"];
                 };
             };
@@ -4747,6 +5906,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError413"];
                 };
             };
@@ -4756,6 +5920,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError415"];
                 };
             };
@@ -4767,6 +5936,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError429"];
                 };
             };
@@ -4776,6 +5950,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError500"];
                 };
             };
@@ -4787,6 +5966,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError503"];
                 };
             };
@@ -4846,6 +6030,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -4855,6 +6045,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4866,6 +6062,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The provider has no keys: ENCRYPTION_KEY is not set on PostgreSQL."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4927,6 +6129,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -4936,6 +6144,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -4945,6 +6159,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4956,6 +6176,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5014,6 +6240,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5023,6 +6255,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5032,6 +6270,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "EMAIL_TAKEN",
+                     *       "message": "Another user already has that email, in any letter case."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -5041,6 +6285,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5052,6 +6302,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5084,6 +6340,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -5093,6 +6355,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5102,6 +6370,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5111,6 +6385,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5120,6 +6400,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5131,6 +6417,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5161,6 +6453,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -5170,6 +6468,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5179,6 +6483,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5188,6 +6498,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5197,6 +6513,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "LAST_ADMIN",
+                     *       "message": "The change would leave no admin who can sign in (a demotion, disabling or deletion of the last one): make another account admin first."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -5206,6 +6528,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5217,6 +6545,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5274,6 +6608,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5283,6 +6623,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5292,6 +6638,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5314,6 +6666,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5325,6 +6683,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5377,6 +6741,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5386,6 +6756,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5395,6 +6771,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5404,6 +6786,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "LAST_ADMIN",
+                     *       "message": "The change would leave no admin who can sign in (a demotion, disabling or deletion of the last one): make another account admin first."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -5413,6 +6801,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5424,6 +6818,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5473,6 +6873,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5482,6 +6888,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5491,6 +6903,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5500,6 +6918,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5511,6 +6935,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5541,6 +6971,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -5550,6 +6986,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5559,6 +7001,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5568,6 +7016,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5577,6 +7031,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5588,6 +7048,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5618,6 +7084,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -5627,6 +7099,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5636,6 +7114,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5645,6 +7129,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5654,6 +7144,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5665,6 +7161,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5717,6 +7219,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5726,6 +7234,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5735,6 +7249,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5744,6 +7264,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5755,6 +7281,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5807,6 +7339,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5816,6 +7354,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5825,6 +7369,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5834,6 +7384,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5845,6 +7401,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5893,6 +7455,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5902,6 +7470,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5911,6 +7485,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -5920,6 +7500,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -5929,6 +7515,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5940,6 +7532,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6001,6 +7599,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6010,6 +7614,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6019,6 +7629,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6030,6 +7646,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6059,6 +7681,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -6068,6 +7696,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6077,6 +7711,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6088,6 +7728,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6141,6 +7787,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6150,6 +7802,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6159,6 +7817,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6170,6 +7834,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6234,6 +7904,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6243,6 +7919,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6252,6 +7934,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6263,6 +7951,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6295,6 +7989,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -6304,6 +8004,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6313,6 +8019,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6322,6 +8034,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No webhook has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -6331,6 +8049,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6342,6 +8066,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6372,6 +8102,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -6381,6 +8117,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6390,6 +8132,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6399,6 +8147,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No webhook has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -6408,6 +8162,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6419,6 +8179,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6476,6 +8242,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6485,6 +8257,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6494,6 +8272,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No webhook has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -6503,6 +8287,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6514,6 +8304,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6548,6 +8344,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -6557,6 +8359,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6566,6 +8374,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6575,6 +8389,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No webhook has that id, or it has no delivery with that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -6584,6 +8404,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6595,6 +8421,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6644,6 +8476,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -6653,6 +8491,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -6664,6 +8508,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "Too many reset requests from this client address (20 per 15 minutes)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -6673,6 +8523,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6684,6 +8540,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6737,6 +8599,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -6746,6 +8614,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -6755,6 +8629,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6766,6 +8646,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6815,6 +8701,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -6824,6 +8716,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -6833,6 +8731,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6844,6 +8748,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6873,6 +8783,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -6882,6 +8798,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6891,6 +8813,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6900,6 +8828,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6911,6 +8845,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6964,6 +8904,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6975,6 +8921,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7033,6 +8985,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -7042,6 +9000,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -7051,6 +9015,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "QUOTA_EXCEEDED",
+                     *       "message": "You own PRODUCTS_MAX_PER_USER products (1000 by default); delete some to create more."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -7060,6 +9030,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -7069,6 +9045,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -7080,6 +9062,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "You created PRODUCTS_MAX_PER_MINUTE products (30 by default) in the last minute: that many at once, then one every 60 s / PRODUCTS_MAX_PER_MINUTE. Retry-After says when the next one is allowed."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -7089,6 +9077,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7100,6 +9094,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7132,6 +9132,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -7141,6 +9147,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7150,6 +9162,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7161,6 +9179,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7220,6 +9244,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -7229,6 +9259,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "You did not create this product, or the session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -7238,6 +9274,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7247,6 +9289,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -7256,6 +9304,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -7265,6 +9319,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7276,6 +9336,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7306,6 +9372,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -7315,6 +9387,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -7324,6 +9402,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "You did not create this product, or the session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -7333,6 +9417,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7342,6 +9432,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7353,6 +9449,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7409,6 +9511,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7418,6 +9526,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7429,6 +9543,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7488,6 +9608,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -7497,6 +9623,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -7506,6 +9638,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7515,6 +9653,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "QUOTA_EXCEEDED",
+                     *       "message": "You own REVIEWS_MAX_PER_USER reviews (1000 by default); delete some to create more."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -7524,6 +9668,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -7533,6 +9683,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -7544,6 +9700,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "You created REVIEWS_MAX_PER_MINUTE reviews (30 by default) in the last minute: that many at once, then one every 60 s / REVIEWS_MAX_PER_MINUTE. Retry-After says when the next one is allowed."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -7553,6 +9715,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7564,6 +9732,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7598,6 +9772,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -7607,6 +9787,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id, or it has no review with that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7616,6 +9802,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7627,6 +9819,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7686,6 +9884,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -7695,6 +9899,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "You did not write this review, or the session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -7704,6 +9914,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id, or it has no review with that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7713,6 +9929,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -7722,6 +9944,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -7731,6 +9959,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7742,6 +9976,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7774,6 +10014,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -7783,6 +10029,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -7792,6 +10044,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "You did not write this review, or the session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -7801,6 +10059,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id, or it has no review with that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7810,6 +10074,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7821,6 +10091,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7850,6 +10126,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -7859,6 +10141,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7870,6 +10158,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7899,6 +10193,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -7908,6 +10208,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7919,6 +10225,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer within a second or is not migrated yet, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };

@@ -11,7 +11,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics (text exposition format)
-         * @description Requests by route pattern and status, latency, sign-ins by outcome and method, the mail outbox, the hash queue and the process. Keep it off the public internet (README, "Operating it").
+         * @description Requests by route pattern and status, latency, sign-ins by outcome and method, registrations, password resets, passkeys, the mail outbox, the hash queue and the process; with WORKERS > 1, the sum over the workers. Keep it off the public internet (README, "Operating it").
          */
         get: operations["metrics"];
         put?: never;
@@ -1725,6 +1725,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -1734,10 +1740,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
-            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            /** @description `UNAVAILABLE`: The server is shutting down, or (WORKERS > 1) a worker did not give its metrics in time. */
             503: {
                 headers: {
                     /** @description Seconds to wait, when the server is busy rather than down. */
@@ -1745,6 +1757,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The server is shutting down, or (WORKERS > 1) a worker did not give its metrics in time."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -1777,6 +1795,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError400"];
                 };
             };
@@ -1786,6 +1809,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "USER_NOT_FOUND"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError404"];
                 };
             };
@@ -1795,6 +1823,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError500"];
                 };
             };
@@ -1806,6 +1839,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError503"];
                 };
             };
@@ -1869,6 +1907,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -1878,6 +1922,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "Not your own account, or a cookie sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -1887,6 +1937,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "USER_NOT_FOUND",
+                     *       "message": "No user has that id (or the id is not a valid user id)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -1896,6 +1952,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "EMAIL_TAKEN",
+                     *       "message": "Another user already has that email, in any letter case."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -1905,6 +1967,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -1914,6 +1982,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -1938,6 +2012,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -1949,6 +2029,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2001,6 +2087,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2010,6 +2102,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "Not your own account, a cookie sent cross-site, or a sign-in over 10 minutes old without currentPassword."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -2019,6 +2117,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "USER_NOT_FOUND",
+                     *       "message": "No user has that id (or the id is not a valid user id)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -2028,6 +2132,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -2037,6 +2147,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -2048,6 +2164,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Wrong present passwords (currentPassword) have throttled the account."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -2057,6 +2179,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2068,6 +2196,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2121,6 +2255,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError500"];
                 };
             };
@@ -2132,6 +2271,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CodeOnlyError503"];
                 };
             };
@@ -2192,6 +2336,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "EMAIL_TAKEN",
+                     *       "message": "Another user already has that email, in any letter case."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -2201,6 +2351,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -2210,6 +2366,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -2221,6 +2383,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "Too many registrations from this client address, in the last 15 minutes or at once."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -2230,6 +2398,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2241,6 +2415,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, the server is shutting down, or too many registrations are being handled at once (with Retry-After)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2270,6 +2450,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2279,6 +2465,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2288,6 +2480,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2299,6 +2497,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2328,6 +2532,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2337,6 +2547,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2346,6 +2562,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2357,6 +2579,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2371,6 +2599,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "ticket": "the-ticket-from-#second-factor",
+                 *       "code": "123456"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The ticket from `#second-factor=…` in the address the sign-in sent the browser to. */
                     ticket?: string;
@@ -2399,6 +2633,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not a JSON object with string fields."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2410,6 +2650,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "An unknown, used, expired or dead ticket, or a wrong or missing code (then with Usher-Second-Factor: totp while the ticket lives)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2419,6 +2665,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -2428,6 +2680,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is larger than 32 KiB."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -2437,6 +2695,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -2448,6 +2712,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Too many failed sign-ins from this address, or wrong codes for this account; try again after Retry-After seconds."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -2457,6 +2727,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2468,6 +2744,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The database does not answer, or the server is too busy to check passwords (then with Retry-After)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2485,6 +2767,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery staple",
+                 *       "code": "123456"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Absent counts as an empty string. */
                     email?: string;
@@ -2515,6 +2804,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not a JSON object with string fields."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2526,6 +2821,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Wrong or missing credentials; with Usher-Second-Factor: totp when the password was right and a code is needed."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2535,6 +2836,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -2544,6 +2851,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is larger than 32 KiB."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -2553,6 +2866,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -2564,6 +2883,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Too many attempts for this account or from this address; try again after Retry-After seconds."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -2573,6 +2898,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2584,6 +2915,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The database does not answer, or the server is too busy to check passwords (then with Retry-After)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2613,6 +2950,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2622,6 +2965,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2631,6 +2980,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2642,6 +2997,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2659,6 +3020,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery staple",
+                 *       "code": "123456"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Absent counts as an empty string. */
                     email?: string;
@@ -2689,6 +3057,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not a JSON object with string fields."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2700,6 +3074,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Wrong or missing credentials; with Usher-Second-Factor: totp when the password was right and a code is needed."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2709,6 +3089,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -2718,6 +3104,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is larger than 32 KiB."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -2727,6 +3119,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -2738,6 +3136,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Too many attempts for this account or from this address; try again after Retry-After seconds."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -2747,6 +3151,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2758,6 +3168,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The database does not answer, or the server is too busy to check passwords (then with Retry-After)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2785,6 +3201,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2794,6 +3216,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2803,6 +3231,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -2812,6 +3246,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2823,6 +3263,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2852,6 +3298,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2861,6 +3313,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -2870,6 +3328,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2881,6 +3345,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2913,6 +3383,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -2922,6 +3398,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -2931,6 +3413,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -2940,6 +3428,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "You have no live session with that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -2949,6 +3443,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -2960,6 +3460,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -2994,6 +3500,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -3003,6 +3515,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -3012,6 +3530,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -3021,6 +3545,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3032,6 +3562,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3046,6 +3582,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "credential": {
+                 *         "id": "AQIDBAUGBwgJCgsMDQ4PEA",
+                 *         "rawId": "AQIDBAUGBwgJCgsMDQ4PEA",
+                 *         "type": "public-key",
+                 *         "response": {}
+                 *       },
+                 *       "name": "Ada Lovelace"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The RegistrationResponseJSON of navigator.credentials.create()'s result. */
                     credential: {
@@ -3095,6 +3642,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -3104,6 +3657,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -3113,6 +3672,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -3122,6 +3687,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -3131,6 +3702,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3142,6 +3719,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3171,6 +3754,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -3180,6 +3769,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -3189,6 +3784,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3200,6 +3801,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3250,6 +3857,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -3259,6 +3872,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "A cookie sent cross-site, or a sign-in over 10 minutes old without currentPassword."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -3268,6 +3887,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "You have no passkey with that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -3277,6 +3902,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -3286,6 +3917,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -3297,6 +3934,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Wrong present passwords (currentPassword) have throttled the account."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -3306,6 +3949,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3317,6 +3966,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3351,6 +4006,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -3362,6 +4023,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "Too many options asked from this client address (PASSKEY_OPTIONS_MAX_PER_ADDRESS, 100 per 15 minutes by default)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -3371,6 +4038,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3382,6 +4055,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3396,6 +4075,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "credential": {
+                 *         "id": "AQIDBAUGBwgJCgsMDQ4PEA",
+                 *         "rawId": "AQIDBAUGBwgJCgsMDQ4PEA",
+                 *         "type": "public-key",
+                 *         "response": {}
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description The AuthenticationResponseJSON of navigator.credentials.get()'s result. */
                     credential?: {
@@ -3434,6 +4123,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not a JSON object with the credential in credential."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -3445,6 +4140,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The credential does not verify: unknown, removed, a wrong signature, a used or expired challenge."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -3454,6 +4155,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -3463,6 +4170,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is larger than 32 KiB."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -3472,6 +4185,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -3483,6 +4202,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Too many failed sign-ins from this address (all methods count together); try again after Retry-After seconds."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -3492,6 +4217,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3503,6 +4234,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The database does not answer."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3565,6 +4302,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -3574,6 +4317,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOTP_ALREADY_ON",
+                     *       "message": "Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -3583,6 +4332,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -3592,6 +4347,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -3603,6 +4364,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Wrong present passwords have throttled the account."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -3612,6 +4379,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3623,6 +4396,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3683,6 +4462,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -3692,6 +4477,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -3701,6 +4492,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -3712,6 +4509,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Wrong present passwords have throttled the account."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -3721,6 +4524,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3732,6 +4541,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3781,6 +4596,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -3790,6 +4611,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -3799,6 +4626,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOTP_ALREADY_ON",
+                     *       "message": "Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -3808,6 +4641,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -3817,6 +4656,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -3826,6 +4671,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3837,6 +4688,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3870,6 +4727,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -3879,6 +4742,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -3890,6 +4759,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -3965,6 +4840,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "intent=link started by another site (Sec-Fetch-Site: cross-site or same-site)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -3974,6 +4855,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No provider has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -3985,6 +4872,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "Too many sign-ins started from this client address (OAUTH_STARTS_MAX_PER_ADDRESS, 300 per 15 minutes by default)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -3994,6 +4887,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4005,6 +4904,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4052,6 +4957,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No provider has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -4061,6 +4972,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4072,6 +4989,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4104,6 +5027,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -4113,6 +5042,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No provider has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -4122,6 +5057,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -4131,6 +5072,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -4140,6 +5087,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4151,6 +5104,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4195,6 +5154,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not a JSON object with string provider and idToken, or the provider is unknown or has no ID tokens."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -4206,6 +5171,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The ID token does not check out, or a TOTP code is needed (Usher-Second-Factor: totp) or wrong."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -4215,6 +5186,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -4241,6 +5218,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is larger than 32 KiB."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -4250,6 +5233,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -4261,6 +5250,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Too many attempts for this account or from this address; try again after Retry-After seconds."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -4270,6 +5265,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4281,6 +5282,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The database does not answer, or the server is too busy to check passwords (then with Retry-After)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4319,6 +5326,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -4328,6 +5341,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -4337,6 +5356,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4348,6 +5373,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4378,6 +5409,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -4400,6 +5437,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -4409,6 +5452,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "You have no linked identity with that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -4418,6 +5467,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "LAST_SIGNIN_METHOD",
+                     *       "message": "Unlinking this identity would leave the account without a way to sign in (no password, passkey or other identity)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -4427,6 +5482,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4438,6 +5499,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4489,6 +5556,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -4498,6 +5571,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -4509,6 +5588,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "Too many asks from this client address (PASSWORD_RESET_MAX_PER_ADDRESS per 15 minutes)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -4518,6 +5603,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4529,6 +5620,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4578,6 +5675,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -4587,6 +5690,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -4598,6 +5707,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "Too many asks from this client address (PASSWORD_RESET_MAX_PER_ADDRESS per 15 minutes)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -4607,6 +5722,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4618,6 +5739,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4632,6 +5759,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "the-token-from-the-mail-link"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The token from the link in the mail (the part after #token=). */
                     token: string;
@@ -4660,6 +5792,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The request body must be a JSON object with the token from the link in the string field token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -4675,6 +5813,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "This sign-in link is unknown, was already used, or has expired; ask for a new one. With Usher-Second-Factor: totp and Usher-Second-Factor-Ticket when the account has TOTP in force: POST /api/signin/second-factor with that ticket and a code finishes the sign-in."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -4684,6 +5828,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "An admin disabled the account (the link or code was right)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -4693,6 +5843,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is larger than 32 KiB."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -4702,6 +5858,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -4713,6 +5875,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Too many failed sign-ins from this address (or, for a code, for this account); try again after Retry-After seconds."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -4722,6 +5890,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4733,6 +5907,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The database does not answer, or the server is too busy to check passwords (then with Retry-After)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4747,6 +5927,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "code": "123456"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The email the code was mailed to. */
                     email: string;
@@ -4777,6 +5963,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The request body must be a JSON object with string fields email and code."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -4792,6 +5984,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The email or the code is not right, or the code has expired; ask for a new one if it has. With Usher-Second-Factor: totp and Usher-Second-Factor-Ticket when the account has TOTP in force: POST /api/signin/second-factor with that ticket and a code finishes the sign-in."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -4801,6 +5999,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "An admin disabled the account (the link or code was right)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -4810,6 +6014,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is larger than 32 KiB."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -4819,6 +6029,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -4830,6 +6046,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Too many failed sign-ins from this address (or, for a code, for this account); try again after Retry-After seconds."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -4839,6 +6061,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4850,6 +6078,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The database does not answer, or the server is too busy to check passwords (then with Retry-After)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4909,6 +6143,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -4918,6 +6158,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -4929,6 +6175,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The provider has no keys: ENCRYPTION_KEY is not set on PostgreSQL."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -4990,6 +6242,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -4999,6 +6257,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5008,6 +6272,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5019,6 +6289,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5077,6 +6353,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5086,6 +6368,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5095,6 +6383,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "EMAIL_TAKEN",
+                     *       "message": "Another user already has that email, in any letter case."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -5104,6 +6398,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5115,6 +6415,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5147,6 +6453,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -5156,6 +6468,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5165,6 +6483,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5174,6 +6498,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5183,6 +6513,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5194,6 +6530,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5224,6 +6566,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -5233,6 +6581,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5242,6 +6596,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5251,6 +6611,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5260,6 +6626,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "LAST_ADMIN",
+                     *       "message": "The change would leave no admin who can sign in (a demotion, disabling or deletion of the last one): make another account admin first."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -5269,6 +6641,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5280,6 +6658,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5337,6 +6721,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5346,6 +6736,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5355,6 +6751,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5377,6 +6779,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5388,6 +6796,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5440,6 +6854,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5449,6 +6869,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5458,6 +6884,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5467,6 +6899,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "LAST_ADMIN",
+                     *       "message": "The change would leave no admin who can sign in (a demotion, disabling or deletion of the last one): make another account admin first."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -5476,6 +6914,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5487,6 +6931,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5536,6 +6986,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5545,6 +7001,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5554,6 +7016,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5563,6 +7031,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5574,6 +7048,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5604,6 +7084,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -5613,6 +7099,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5622,6 +7114,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5631,6 +7129,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5640,6 +7144,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5651,6 +7161,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5681,6 +7197,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -5690,6 +7212,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5699,6 +7227,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5708,6 +7242,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5717,6 +7257,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5728,6 +7274,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5780,6 +7332,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5789,6 +7347,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5798,6 +7362,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5807,6 +7377,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5818,6 +7394,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5870,6 +7452,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5879,6 +7467,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5888,6 +7482,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No user has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -5897,6 +7497,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -5908,6 +7514,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -5956,6 +7568,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -5965,6 +7583,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -5974,6 +7598,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -5983,6 +7613,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -5992,6 +7628,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6003,6 +7645,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6064,6 +7712,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6073,6 +7727,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6082,6 +7742,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6093,6 +7759,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6122,6 +7794,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -6131,6 +7809,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6140,6 +7824,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6151,6 +7841,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6204,6 +7900,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6213,6 +7915,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6222,6 +7930,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6233,6 +7947,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6297,6 +8017,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6306,6 +8032,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6315,6 +8047,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6326,6 +8064,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6358,6 +8102,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -6367,6 +8117,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6376,6 +8132,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6385,6 +8147,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No webhook has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -6394,6 +8162,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6405,6 +8179,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6435,6 +8215,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -6444,6 +8230,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6453,6 +8245,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6462,6 +8260,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No webhook has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -6471,6 +8275,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6482,6 +8292,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6539,6 +8355,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6548,6 +8370,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6557,6 +8385,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No webhook has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -6566,6 +8400,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6577,6 +8417,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6611,6 +8457,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -6620,6 +8472,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6629,6 +8487,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6638,6 +8502,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No webhook has that id, or it has no delivery with that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -6647,6 +8517,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6658,6 +8534,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6707,6 +8589,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -6716,6 +8604,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -6727,6 +8621,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "Too many reset requests from this client address (20 per 15 minutes)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -6736,6 +8636,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6747,6 +8653,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6800,6 +8712,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -6809,6 +8727,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -6818,6 +8742,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6829,6 +8759,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6878,6 +8814,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -6887,6 +8829,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -6896,6 +8844,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6907,6 +8861,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -6936,6 +8896,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -6945,6 +8911,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -6954,6 +8926,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -6963,6 +8941,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -6974,6 +8958,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7027,6 +9017,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7038,6 +9034,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7096,6 +9098,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -7105,6 +9113,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -7114,6 +9128,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "QUOTA_EXCEEDED",
+                     *       "message": "You own PRODUCTS_MAX_PER_USER products (1000 by default); delete some to create more."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -7123,6 +9143,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -7132,6 +9158,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -7143,6 +9175,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "You created PRODUCTS_MAX_PER_MINUTE products (30 by default) in the last minute: that many at once, then one every 60 s / PRODUCTS_MAX_PER_MINUTE. Retry-After says when the next one is allowed."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -7152,6 +9190,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7163,6 +9207,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7195,6 +9245,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -7204,6 +9260,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7213,6 +9275,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7224,6 +9292,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7283,6 +9357,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -7292,6 +9372,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "You did not create this product, or the session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -7301,6 +9387,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7310,6 +9402,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -7319,6 +9417,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -7328,6 +9432,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7339,6 +9449,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7369,6 +9485,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -7378,6 +9500,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -7387,6 +9515,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "You did not create this product, or the session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -7396,6 +9530,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7405,6 +9545,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7416,6 +9562,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7472,6 +9624,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7481,6 +9639,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7492,6 +9656,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7551,6 +9721,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -7560,6 +9736,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -7569,6 +9751,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7578,6 +9766,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "QUOTA_EXCEEDED",
+                     *       "message": "You own REVIEWS_MAX_PER_USER reviews (1000 by default); delete some to create more."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error409"];
                 };
             };
@@ -7587,6 +9781,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -7596,6 +9796,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -7607,6 +9813,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "TOO_MANY_REQUESTS",
+                     *       "message": "You created REVIEWS_MAX_PER_MINUTE reviews (30 by default) in the last minute: that many at once, then one every 60 s / REVIEWS_MAX_PER_MINUTE. Retry-After says when the next one is allowed."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error429"];
                 };
             };
@@ -7616,6 +9828,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7627,6 +9845,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7661,6 +9885,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -7670,6 +9900,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id, or it has no review with that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7679,6 +9915,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7690,6 +9932,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7749,6 +9997,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -7758,6 +10012,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "You did not write this review, or the session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -7767,6 +10027,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id, or it has no review with that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7776,6 +10042,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error413"];
                 };
             };
@@ -7785,6 +10057,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error415"];
                 };
             };
@@ -7794,6 +10072,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7805,6 +10089,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7837,6 +10127,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -7846,6 +10142,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error401"];
                 };
             };
@@ -7855,6 +10157,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "You did not write this review, or the session cookie was sent cross-site."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error403"];
                 };
             };
@@ -7864,6 +10172,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "No product has that id, or it has no review with that id."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error404"];
                 };
             };
@@ -7873,6 +10187,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7884,6 +10204,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7938,6 +10264,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -7947,6 +10279,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -7958,6 +10296,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };
@@ -7987,6 +10331,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error400"];
                 };
             };
@@ -7996,6 +10346,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error500"];
                 };
             };
@@ -8007,6 +10363,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer within a second or is not migrated yet, or the server is shutting down."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error503"];
                 };
             };

@@ -10,12 +10,11 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { newUser } from '../helpers/app.ts';
-import { freePort, runProcess, type ServerProcess, startServer } from '../helpers/process.ts';
+import { accepting, freePort, runProcess, type ServerProcess, startServer } from '../helpers/process.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -34,14 +33,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Waits until something accepts connections on the port: a loaded machine may take seconds to start node. */
 async function listening(port: number): Promise<void> {
   for (let waited = 0; waited < 20_000; waited += 100) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
+    const open = await accepting(port);
     if (open) return;
     await sleep(100);
   }

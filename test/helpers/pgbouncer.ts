@@ -2,11 +2,10 @@
 // pooler Usher's DATABASE_POOLER=transaction is for. Shared by the tests and the benchmarks.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PG_ADMIN_URL } from './databases.ts';
-import { freePort } from './process.ts';
+import { accepting, freePort } from './process.ts';
 
 const CANDIDATES = [process.env.PGBOUNCER, '/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'];
 
@@ -87,14 +86,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   };
   for (let waited = 0; ; waited += 50) {
     if (child.exitCode !== null) throw new Error(`PgBouncer exited (${child.exitCode}): ${log()}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
+    const open = await accepting(port);
     if (open) break;
     if (waited > 10_000) {
       child.kill('SIGKILL');

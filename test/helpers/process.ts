@@ -1,7 +1,7 @@
 // Real server processes, for what app.inject cannot show: ports, signals, restarts, several instances.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { TEST_OUTBOX } from './app.ts';
 
@@ -26,6 +26,18 @@ async function bindable(port: number): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Whether something accepts a TCP connection on 127.0.0.1:`port` now. */
+export function accepting(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
 
 export async function freePort(): Promise<number> {

@@ -894,6 +894,44 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       }
     });
 
+    test('Enter in the query box searches while an earlier search is still loading (on a slow network too)', async () => {
+      const { context, page, problems } = await openConsole(NARROW);
+      try {
+        // The console's first search (on signing in) is held until the second has been asked for.
+        let release: () => void = () => {};
+        const held = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        let first = true;
+        await page.route('**/api/admin/users?*', async (route) => {
+          if (first) {
+            first = false;
+            await held;
+          }
+          await route.continue();
+        });
+        await page.fill('#email', admin.email);
+        await page.fill('#password', admin.password);
+        await page.click('#signin-submit');
+        await page.waitForSelector('#search-view', { state: 'visible' });
+        const asked = page.waitForRequest((request) => {
+          const url = new URL(request.url());
+          return url.pathname === '/api/admin/users' && url.searchParams.get('q') === 'while loading';
+        });
+        await page.fill('#q', 'while loading');
+        await page.press('#q', 'Enter');
+        await asked;
+        release();
+        await until(
+          async () => (await page.locator('#results-status').innerText()).includes('match'),
+          'the results drawn',
+        );
+        assert.deepEqual(problems, []);
+      } finally {
+        await context.close();
+      }
+    });
+
     test('ISSUE 30: the audit log: an admin sees the sign-in and the disabling they just made, newest first, narrows it by type, user and time, pages through it, and a user’s view lists their own records; by keyboard, every control named, 375 px fits', async () => {
       const audrey = newUser({ name: 'Audrey Audit' });
       const audreyId = await register(audrey);

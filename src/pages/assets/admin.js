@@ -405,13 +405,13 @@ async function runSearch(search, focusHeading) {
   for (const key of FILTERS) if (search[key]) query.set(key, search[key]);
   query.set('page', String(search.page));
   query.set('size', search.size);
-  const button = $('search-submit');
+  // The button stays enabled while a search runs: disabled, it would also swallow Enter in the
+  // query box (a form with a disabled default button has no implicit submission), and a newer
+  // search already replaces an older one's answer (`searches`).
   const mine = ++searches;
-  button.disabled = true;
   resultsStatus.textContent = 'Searching…';
   const answer = await api('GET', `/api/admin/users?${query}`);
   if (mine !== searches) return;
-  button.disabled = false;
   if (signedOut(answer)) return;
   if (answer.status !== 200 || !Array.isArray(answer.body)) {
     resultsStatus.textContent = '';
@@ -922,12 +922,10 @@ async function runAudit(audit, focusHeading) {
     say(message, 'error', asked.text);
     return;
   }
-  const button = $('audit-submit');
-  button.disabled = true;
+  // Not disabled while loading, as for the user search: Enter in a field must still ask again.
   auditStatus.textContent = 'Loading…';
   const answer = await api('GET', `/api/admin/audit?${asked.query}`);
   if (mine !== audits) return;
-  button.disabled = false;
   if (signedOut(answer)) return;
   if (answer.status !== 200 || !Array.isArray(answer.body)) {
     clearAudit();

@@ -19,12 +19,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { loadConfig } from '../src/config.ts';
-import { openDatabase } from '../src/db/database.ts';
-import { schemaMigrations } from '../src/features.ts';
-import { PasswordHasher } from '../src/passwords/hasher.ts';
 import { freshDatabaseUrl, postgresAvailable, type StoreKind } from '../test/helpers/databases.ts';
 import { freePort, SERVER_ENTRY } from '../test/helpers/process.ts';
+import { seedUsers } from './seed.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 2 : 4));
@@ -41,57 +38,32 @@ const CODE = '482915';
 const TOKENS: string[] = [];
 
 async function seed(url: string): Promise<void> {
-  const database = openDatabase(url, loadConfig({}).database);
-  try {
-    await database.migrate(schemaMigrations());
-    const hash = await new PasswordHasher({ ...loadConfig({}).passwordHash, concurrency: 1 }).hash(PASSWORD);
-    const now = new Date().toISOString();
-    const expires = Date.now() + 3600_000;
-    for (let start = 1; start <= USERS; start += 250) {
-      const ids = Array.from({ length: Math.min(250, USERS - start + 1) }, (_, i) => start + i);
-      await database.db
-        .insertInto('users')
-        .values(
-          ids.map((id) => ({
-            email: `u${id}@example.com`,
-            email_key: `u${id}@example.com`,
-            name: `User ${id}`,
-            created_at: now,
-            updated_at: now,
-          })),
-        )
-        .execute();
-      await database.db
-        .insertInto('password_credentials')
-        .values(ids.map((id) => ({ user_id: BigInt(id), hash, changed_at: Date.now() })))
-        .execute();
-      const rows = ids
-        .filter((id) => id <= 2 * SIGNINS * ROUNDS)
-        .map((id) => {
-          const isCode = id <= SIGNINS * ROUNDS;
-          const salt = randomBytes(16).toString('hex');
-          const token = randomBytes(32).toString('base64url');
-          if (!isCode) TOKENS.push(token);
-          return {
-            kind: isCode ? ('code' as const) : ('link' as const),
-            secret_hash: isCode
-              ? createHmac('sha256', Buffer.from(salt, 'hex')).update(CODE).digest('hex')
-              : createHash('sha256').update(token).digest('hex'),
-            salt: isCode ? salt : null,
-            email: `u${id}@example.com`,
-            email_key: `u${id}@example.com`,
-            user_id: BigInt(id),
-            redirect_to: 'http://127.0.0.1/account',
-            locale: null,
-            created_at: Date.now(),
-            expires_at: expires,
-          };
-        });
-      if (rows.length > 0) await database.db.insertInto('mail_signins').values(rows).execute();
-    }
-  } finally {
-    await database.close();
-  }
+  const expires = Date.now() + 3600_000;
+  await seedUsers(url, USERS, PASSWORD, async (database, ids) => {
+    const rows = ids
+      .filter((id) => id <= 2 * SIGNINS * ROUNDS)
+      .map((id) => {
+        const isCode = id <= SIGNINS * ROUNDS;
+        const salt = randomBytes(16).toString('hex');
+        const token = randomBytes(32).toString('base64url');
+        if (!isCode) TOKENS.push(token);
+        return {
+          kind: isCode ? ('code' as const) : ('link' as const),
+          secret_hash: isCode
+            ? createHmac('sha256', Buffer.from(salt, 'hex')).update(CODE).digest('hex')
+            : createHash('sha256').update(token).digest('hex'),
+          salt: isCode ? salt : null,
+          email: `u${id}@example.com`,
+          email_key: `u${id}@example.com`,
+          user_id: BigInt(id),
+          redirect_to: 'http://127.0.0.1/account',
+          locale: null,
+          created_at: Date.now(),
+          expires_at: expires,
+        };
+      });
+    if (rows.length > 0) await database.db.insertInto('mail_signins').values(rows).execute();
+  });
 }
 
 function cpuSeconds(pid: number): number {

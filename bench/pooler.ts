@@ -17,13 +17,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { loadConfig } from '../src/config.ts';
-import { openDatabase } from '../src/db/database.ts';
-import { schemaMigrations } from '../src/features.ts';
-import { PasswordHasher } from '../src/passwords/hasher.ts';
 import { freshDatabaseUrl, postgresAvailable } from '../test/helpers/databases.ts';
 import { pgbouncerSkip, startPgBouncer } from '../test/helpers/pgbouncer.ts';
 import { freePort, SERVER_ENTRY } from '../test/helpers/process.ts';
+import { seedUsers } from './seed.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 2 : 5));
@@ -41,36 +38,6 @@ if (!postgresAvailable) {
 if (pgbouncerSkip) {
   console.error(`bench:pooler: skipped (${pgbouncerSkip})`);
   process.exit(0);
-}
-
-async function seed(url: string): Promise<void> {
-  const database = openDatabase(url, loadConfig({}).database);
-  try {
-    await database.migrate(schemaMigrations());
-    const hash = await new PasswordHasher({ ...loadConfig({}).passwordHash, concurrency: 1 }).hash(PASSWORD);
-    const now = new Date().toISOString();
-    for (let start = 1; start <= USERS; start += 250) {
-      const ids = Array.from({ length: Math.min(250, USERS - start + 1) }, (_, i) => start + i);
-      await database.db
-        .insertInto('users')
-        .values(
-          ids.map((id) => ({
-            email: `u${id}@example.com`,
-            email_key: `u${id}@example.com`,
-            name: `User ${id}`,
-            created_at: now,
-            updated_at: now,
-          })),
-        )
-        .execute();
-      await database.db
-        .insertInto('password_credentials')
-        .values(ids.map((id) => ({ user_id: BigInt(id), hash, changed_at: Date.now() })))
-        .execute();
-    }
-  } finally {
-    await database.close();
-  }
 }
 
 function cpuSeconds(pid: number): number {
@@ -203,7 +170,7 @@ async function measure(setup: Setup, scenario: Scenario, bouncerPid: number): Pr
 }
 
 const fresh = await freshDatabaseUrl('postgres');
-await seed(fresh.url);
+await seedUsers(fresh.url, USERS, PASSWORD);
 const bouncer = await startPgBouncer({ poolSize: 20 });
 const setups: Setup[] = [];
 const results = new Map<string, Sample[]>();

@@ -7,13 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { Secret, TOTP } from 'otpauth';
-import { loadConfig } from '../src/config.ts';
-import { openDatabase } from '../src/db/database.ts';
-import { schemaMigrations } from '../src/features.ts';
-import { PasswordHasher } from '../src/passwords/hasher.ts';
 import { SecretBox } from '../src/totp/sealing.ts';
 import { freshDatabaseUrl, postgresAvailable, type StoreKind } from '../test/helpers/databases.ts';
 import { freePort, SERVER_ENTRY } from '../test/helpers/process.ts';
+import { seedUsers } from './seed.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (process.env.BENCH_QUICK === '1' ? 1 : 3));
@@ -23,46 +20,21 @@ const SECRET = new Secret({ size: 20 });
 const totp = new TOTP({ secret: SECRET });
 
 async function seed(url: string, key: Buffer): Promise<void> {
-  const database = openDatabase(url, loadConfig({}).database);
-  try {
-    await database.migrate(schemaMigrations());
-    const hash = await new PasswordHasher({ ...loadConfig({}).passwordHash, concurrency: 1 }).hash(PASSWORD);
-    const now = new Date().toISOString();
-    const box = new SecretBox(key);
-    for (let start = 1; start <= USERS; start += 250) {
-      const ids = Array.from({ length: Math.min(250, USERS - start + 1) }, (_, i) => start + i);
-      await database.db
-        .insertInto('users')
-        .values(
-          ids.map((id) => ({
-            email: `u${id}@example.com`,
-            email_key: `u${id}@example.com`,
-            name: `User ${id}`,
-            created_at: now,
-            updated_at: now,
-          })),
-        )
-        .execute();
-      await database.db
-        .insertInto('password_credentials')
-        .values(ids.map((id) => ({ user_id: BigInt(id), hash, changed_at: Date.now() })))
-        .execute();
-      const even = ids.filter((id) => id % 2 === 0);
-      await database.db
-        .insertInto('totp_factors')
-        .values(
-          even.map((id) => ({
-            user_id: BigInt(id),
-            secret_sealed: box.seal(SECRET.base32, String(id)),
-            created_at: now,
-            confirmed_at: now,
-          })),
-        )
-        .execute();
-    }
-  } finally {
-    await database.close();
-  }
+  const box = new SecretBox(key);
+  await seedUsers(url, USERS, PASSWORD, async (database, ids, now) => {
+    const even = ids.filter((id) => id % 2 === 0);
+    await database.db
+      .insertInto('totp_factors')
+      .values(
+        even.map((id) => ({
+          user_id: BigInt(id),
+          secret_sealed: box.seal(SECRET.base32, String(id)),
+          created_at: now,
+          confirmed_at: now,
+        })),
+      )
+      .execute();
+  });
 }
 
 function cpuSeconds(pid: number): number {

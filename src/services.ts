@@ -27,6 +27,7 @@ import { IdentitiesRepository } from './oauth/identity-repository.ts';
 import { Providers } from './oauth/providers.ts';
 import { OAuthService } from './oauth/service.ts';
 import { OAuthStatesRepository } from './oauth/state-repository.ts';
+import { OidcLoginBaselinesRepository } from './oidc/baseline-repository.ts';
 import { OidcClientsRepository, OidcConsentsRepository } from './oidc/client-repository.ts';
 import { ClientRegistry } from './oidc/clients.ts';
 import { OidcKeysRepository } from './oidc/key-repository.ts';
@@ -87,6 +88,8 @@ export interface Services {
     keys: KeyRing;
     models: OidcModelsRepository;
     consents: OidcConsentsRepository;
+    /** What a browser had when an interaction wanting a new sign-in began (prompt=login). */
+    baselines: OidcLoginBaselinesRepository;
   };
   /** The clock every service reads (tests move it). */
   now: Clock;
@@ -332,6 +335,7 @@ export function createServices(config: Config, database: Database, options: Serv
     }),
     models: new OidcModelsRepository(database.db),
     consents: new OidcConsentsRepository(database.db),
+    baselines: new OidcLoginBaselinesRepository(database.db),
   };
   const methods = {
     totpInForce: async (userId: bigint) => (await repos.totp.find(userId))?.confirmed === true,

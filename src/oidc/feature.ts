@@ -3,6 +3,7 @@ import middie from '@fastify/middie';
 import type { Feature } from '../features.ts';
 import { interactionRoutes } from './interactions.ts';
 import { createOidc } from './migrations/2026-11-25-0017-oidc.ts';
+import { createOidcLoginBaselines } from './migrations/2026-12-07-0025-oidc-login-baselines.ts';
 import { INTERACTION_PATH, OIDC_PREFIX, OidcHost } from './provider.ts';
 import { sessionTokenRoutes } from './session-token.ts';
 
@@ -19,6 +20,10 @@ const PROVIDER_HEADERS: ReadonlyArray<readonly [string, string]> = [
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
   ],
 ];
+
+/** Login baselines purged per round, and rounds per housekeeping run (the audit purge's way). */
+const BASELINE_PURGE_BATCH = 5000;
+const BASELINE_PURGE_ROUNDS = 20;
 
 const INTERACTION_SUFFIX = INTERACTION_PATH.slice(OIDC_PREFIX.length);
 
@@ -49,8 +54,16 @@ function trustedForwarding(req: IncomingMessage): void {
  */
 export const oidcFeature: Feature = {
   name: 'oidc',
-  migrations: { '2026-11-25-0017-oidc': createOidc },
-  housekeeping: ({ oidc }) => oidc.models.deleteExpired(Date.now()),
+  migrations: {
+    '2026-11-25-0017-oidc': createOidc,
+    '2026-12-07-0025-oidc-login-baselines': createOidcLoginBaselines,
+  },
+  housekeeping: async ({ oidc }) => {
+    const now = Date.now();
+    await oidc.models.deleteExpired(now);
+    for (let round = 0; round < BASELINE_PURGE_ROUNDS; round++)
+      if ((await oidc.baselines.deleteExpired(now, BASELINE_PURGE_BATCH)) < BASELINE_PURGE_BATCH) break;
+  },
   routes: async (app, { services, guard, config, log }) => {
     const { oidc, sessions, users } = services;
     const publicHost = new URL(config.publicUrl).host;
@@ -110,6 +123,7 @@ export const oidcFeature: Feature = {
       sessions,
       clients: oidc.clients,
       consents: oidc.consents,
+      baselines: oidc.baselines,
       browserSession: (cookie) => guard.browserSession(cookie),
       now,
     });

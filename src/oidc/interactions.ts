@@ -4,7 +4,6 @@
 // the provider's login, with `auth_time` and `amr` as that session was signed in. A browser that
 // already has a session is not asked again (unless prompt=login, max_age or a hint wants a new
 // sign-in). Consent: never for first-party clients; once per scope set for the others.
-import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { InteractionResults, default as Provider } from 'oidc-provider';
@@ -13,6 +12,7 @@ import { languageHeaders, PAGE_TEXTS, pageLocale } from '../pages/i18n.ts';
 import type { ActiveSession, SessionService } from '../sessions/service.ts';
 import type { Awaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';
+import type { OidcLoginBaselinesRepository } from './baseline-repository.ts';
 import type { OidcConsentsRepository } from './client-repository.ts';
 import type { ClientRegistry } from './clients.ts';
 import { errorPage, interactionPage } from './pages.ts';
@@ -28,8 +28,6 @@ const FRESH_REASONS = new Set([
   'essential_acr',
   'essential_acrs',
 ]);
-/** The Usher session a browser had when an app asked for a new sign-in (see usableSession). */
-const REAUTH_COOKIE = 'usher_reauth';
 const UID = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
 
 export interface InteractionDeps {
@@ -37,6 +35,7 @@ export interface InteractionDeps {
   sessions: SessionService;
   clients: ClientRegistry;
   consents: OidcConsentsRepository;
+  baselines: OidcLoginBaselinesRepository;
   browserSession(cookieHeader: string | undefined): Awaitable<ActiveSession | undefined>;
   now: () => number;
 }
@@ -67,31 +66,27 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
 
   /**
    * The browser's Usher session, if it may stand for this interaction's login. When the app wants
-   * a new sign-in (prompt=login, a hint, an essential acr), the session the browser had when it
-   * first came to this page never counts: the first visit notes it in a cookie of this page's own
-   * path (a session's creation time, in seconds against the interaction's, could not tell a
-   * sign-in just before the request from one just after). max_age is a matter of time.
+   * a new sign-in (prompt=login, a hint, an essential acr), only a session created after the
+   * browser first came to this page counts, and never the one it had then: both are noted on the
+   * server at that first visit, in milliseconds (the interaction's own creation time is kept in
+   * whole seconds, which could not tell a sign-in just before the request from one just after).
+   * Nothing the browser sends but its session decides. max_age: a session older than it never
+   * stands, whenever it was made.
    */
   async function usableSession(
     request: FastifyRequest,
-    reply: FastifyReply,
     details: Details,
   ): Promise<ActiveSession | undefined> {
     const session = await deps.browserSession(request.headers.cookie);
     if (details.prompt.reasons.some((reason) => FRESH_REASONS.has(reason))) {
-      const noted = fastifyCookie.parse(request.headers.cookie ?? '')[REAUTH_COOKIE];
-      const mark = (id: string | undefined) => `${details.uid}.${id ?? '-'}`;
-      if (noted === undefined || !noted.startsWith(`${details.uid}.`)) {
-        reply.setCookie(REAUTH_COOKIE, mark(session?.id), {
-          path: `${INTERACTION_PATH}/${details.uid}`,
-          httpOnly: true,
-          sameSite: 'lax',
-          secure: request.protocol === 'https',
-          maxAge: 600,
-        });
+      const now = deps.now();
+      const baseline = await deps.baselines.note(details.uid, {
+        seenMs: now,
+        sessionId: session?.id ?? null,
+        expiresMs: details.exp * 1000,
+      });
+      if (!session || session.id === baseline.sessionId || session.createdAt.getTime() <= baseline.seenMs)
         return undefined;
-      }
-      if (!session || noted === mark(session.id)) return undefined;
     }
     if (!session) return undefined;
     const maxAge = details.params.max_age;
@@ -194,7 +189,7 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
       if (details.uid !== request.params.uid) return gonePage(request, reply);
       let result: InteractionResults | undefined;
       if (details.prompt.name === 'login') {
-        const session = await usableSession(request, reply, details);
+        const session = await usableSession(request, details);
         if (session) result = await loginResult(session);
       } else if (details.prompt.name === 'consent' && (await consentNeedsNoPage(details))) {
         result = await grant(provider, details);

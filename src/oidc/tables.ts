@@ -57,9 +57,26 @@ export interface OidcConsentsTable {
   scopes: string;
 }
 
+/**
+ * What a browser had when it first came to the login page of an interaction that wants a new
+ * sign-in (prompt=login, a hint, an essential acr): only a session created after that counts.
+ * One row per such interaction, gone with it.
+ */
+export interface OidcLoginBaselinesTable {
+  /** The interaction's uid (oidc-provider's nanoid). */
+  uid: string;
+  /** Epoch milliseconds of the first visit, on the instance's clock. */
+  seen_ms: ColumnType<bigint, number, never>;
+  /** The public id of the Usher session the browser had then, or null. */
+  session_id: string | null;
+  /** Epoch milliseconds the interaction expires; rows past it are purged in the background. */
+  expires_ms: ColumnType<bigint, number, never>;
+}
+
 declare module '../db/schema.ts' {
   interface Tables {
     oidc_models: OidcModelsTable;
+    oidc_login_baselines: OidcLoginBaselinesTable;
     oidc_clients: OidcClientsTable;
     oidc_keys: OidcKeysTable;
     oidc_consents: OidcConsentsTable;

@@ -1,7 +1,8 @@
 // Two instances of Usher behind one PUBLIC_URL, on one PostgreSQL database: whatever one issued,
-// the other honours (codes, refresh tokens, interactions, access tokens), and both publish the
-// same keys, before and after a rotation. openid-client discovers through instance 1 and, where a
-// test says so, sends its requests to instance 2 instead (a load balancer's choice).
+// the other honours (codes, refresh tokens, interactions, access tokens, the first visit of a
+// prompt=login), and both publish the same keys, before and after a rotation. openid-client
+// discovers through instance 1 and, where a test says so, sends its requests to instance 2
+// instead (a load balancer's choice).
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
@@ -221,6 +222,42 @@ describeUnless(postgresAvailable ? false : 'TEST_DATABASE_URL is not set', `${TI
     // Revoked on instance 2: inactive on instance 1.
     await client.tokenRevocation(config2, tokens.access_token);
     assert.equal((await client.tokenIntrospection(config1, tokens.access_token)).active, false);
+  });
+
+  test('prompt=login: the first visit noted by one instance holds on the other; only a new sign-in there finishes it', async () => {
+    const registered = await addClient(one, { firstParty: true });
+    const config = await relyingParty(one, registered);
+    const user = newUser();
+    const { id } = await register(one, user);
+    const browser1 = new CookieBrowser(one.base);
+    assert.equal((await browser1.signIn(user)).status, 200);
+    now += 1000;
+    const authorization = await authorizationRequest(config, { prompt: 'login' });
+    const page = await browser1.navigate(authorization.url.href);
+    assert.equal(page.leftTo, undefined, 'the login page on instance 1');
+    const path = new URL(page.url).pathname;
+
+    // The same browser on instance 2, with the old session and a forged note of the first visit.
+    const browser2 = new CookieBrowser(two.base);
+    for (const [name, value] of browser1.jar) browser2.jar.set(name, value);
+    browser2.jar.set('usher_reauth', `${path.split('/').pop()}.-`);
+    const again = await browser2.navigate(path);
+    assert.equal(again.leftTo, undefined, `instance 2 took the old session (${again.leftTo})`);
+    assert.match(again.body, /<form id="signin"/);
+
+    now += 1000;
+    assert.equal((await browser2.signIn(user)).status, 200);
+    const resume = await browser2.navigate(path);
+    assert.ok(resume.leftTo, `sent on after the new sign-in (${resume.status})`);
+    assert.ok(resume.leftTo.href.startsWith(one.issuer), 'resumed at the public address');
+    for (const [name, value] of browser2.jar) browser1.jar.set(name, value);
+    const landed = await browser1.navigate(resume.leftTo.href);
+    assert.ok(landed.leftTo?.searchParams.get('code'), `the app gets its code (${landed.status})`);
+    assert.ok(landed.leftTo);
+    const claims = (await exchange(config, authorization, landed.leftTo)).claims()!;
+    assert.equal(claims.sub, id.toString());
+    assert.equal(claims.auth_time, Math.floor(now / 1000), "the new sign-in's time");
+    assert.deepEqual(claims.amr, ['pwd']);
   });
 
   test('a rotation is picked up by both instances: the same JWKS, the same signing keys', async () => {

@@ -1,6 +1,7 @@
 import type { Feature } from '../features.ts';
 import { auditMetrics } from './metrics.ts';
 import { createAuditTypeIndex } from './migrations/2026-11-27-0020-audit.ts';
+import { createAuditTallies } from './migrations/2026-12-07-0027-audit-tallies.ts';
 import { ActivityItemComponent, AuditRecordComponent, auditRoutes } from './routes.ts';
 
 /**
@@ -11,7 +12,10 @@ import { ActivityItemComponent, AuditRecordComponent, auditRoutes } from './rout
  */
 export const auditFeature: Feature = {
   name: 'audit',
-  migrations: { '2026-11-27-0020-audit': createAuditTypeIndex },
+  migrations: {
+    '2026-11-27-0020-audit': createAuditTypeIndex,
+    '2026-12-07-0027-audit-tallies': createAuditTallies,
+  },
   routes: (app, { services }) => app.register(auditRoutes, { audit: services.audit }),
   components: () => [AuditRecordComponent, ActivityItemComponent],
   metrics: (registry) => auditMetrics(registry),

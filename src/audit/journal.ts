@@ -40,6 +40,13 @@ export interface JournalDeps {
   onEvent?: (type: string, details?: Readonly<Record<string, unknown>>) => void;
 }
 
+/**
+ * How long one tallied record counts its events (a throttled sign-in's): an hour, aligned to the
+ * clock's hours, so that every instance names the same window. The log grows by at most one such
+ * record per subject and hour, whatever the rate of the events.
+ */
+export const TALLY_WINDOW_MS = 3600_000;
+
 /** Standard Webhooks' webhook-id: unique per event, the same at every attempt and for every receiver. */
 export const newMessageId = () => `msg_${randomBytes(16).toString('base64url')}`;
 
@@ -70,6 +77,23 @@ export class Journal {
     const now = new Date(this.#deps.now());
     await this.#audit.record(auditEventOf(event, currentActor()), now);
     if (notify) await this.#enqueue(notify, now);
+    const counted = this.#deps.onEvent;
+    if (counted) this.#commit.afterCommit(() => counted(event.type, event.details));
+  }
+
+  /**
+   * An event a client can repeat at its own rate (a throttled sign-in): counted in the one record
+   * of `subject` (what it is about: an account, a network, and the method) for the current window,
+   * which the window's first event writes. Never a webhook event: no one is told each of them.
+   */
+  async tally(event: AccountEvent, subject: string): Promise<void> {
+    const now = this.#deps.now();
+    const window = new Date(now - (now % TALLY_WINDOW_MS)).toISOString();
+    await this.#audit.tally(
+      auditEventOf(event, currentActor()),
+      `${event.type} ${subject} ${window}`,
+      new Date(now),
+    );
     const counted = this.#deps.onEvent;
     if (counted) this.#commit.afterCommit(() => counted(event.type, event.details));
   }

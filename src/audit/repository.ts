@@ -9,6 +9,7 @@ import {
   sql,
 } from 'kysely';
 import { timestamp as sqlTimestamp, type Tables } from '../db/schema.ts';
+import { timeFromIso } from '../db/stored-time.ts';
 import { parseExact, stringifyExact } from '../shared/exact-json.ts';
 
 export interface AuditEventsTable {
@@ -21,6 +22,12 @@ export interface AuditEventsTable {
   user_agent: ColumnType<string | null, string | null, never>;
   /** A JSON object; never a secret or a password. */
   details: ColumnType<string, string, never>;
+  /** A tallied record's subject and window (null: a record of one event). */
+  tally_key: ColumnType<string | null, string | null | undefined, never>;
+  /** How many events a tallied record counts (1 for the others). */
+  occurrences: ColumnType<bigint | number, number | undefined, bigint | number>;
+  /** A tallied record's newest event (null for the others: `created_at` is its only one). */
+  last_seen_at: ColumnType<Date | null, string | null | undefined, string>;
 }
 
 declare module '../db/schema.ts' {
@@ -43,8 +50,20 @@ export interface AuditEvent extends AuditActor {
   details: Readonly<Record<string, unknown>>;
 }
 
-/** The longest User-Agent kept: enough to tell browsers apart, never a row of a client's choosing. */
-const USER_AGENT_MAX = 512;
+/**
+ * The longest User-Agent kept: enough to tell browsers apart (a desktop browser's is about 120
+ * characters), never a row of a client's choosing. As sessions keep theirs.
+ */
+export const USER_AGENT_MAX = 256;
+/** A User-Agent as kept, by every record (and, read back, by records written when more was kept). */
+const shortAgent = (userAgent: string | null) =>
+  userAgent === null ? null : userAgent.slice(0, USER_AGENT_MAX);
+
+/** The types an account's activity summarises rather than lists: an attacker makes them at will. */
+export const ATTEMPT_TYPES = ['signin.failed', 'signin.throttled'] as const;
+// Written as in migration 0027's partial indexes, literals and all: both planners match them by their terms.
+const ATTEMPT = sql<SqlBool>`type in ('signin.failed', 'signin.throttled')`;
+const NOT_ATTEMPT = sql<SqlBool>`type not in ('signin.failed', 'signin.throttled')`;
 
 /** A stored record, as the admin API and the account's activity show it. */
 export interface AuditRecord {
@@ -66,6 +85,22 @@ export interface AuditFilters {
   until?: Date | undefined;
   /** Types left out (the account's activity leaves out staff reading it). */
   excludeTypes?: readonly string[] | undefined;
+  /** Sign-in failures and throttling (ATTEMPT_TYPES) only, or all but them. */
+  attempts?: boolean | undefined;
+}
+
+/** An account's sign-in failures and throttling, summed (the activity's one line for them). */
+export interface AttemptsSummary {
+  /** Failed sign-ins (signin.failed records). */
+  failed: number;
+  /** Throttled sign-ins (the occurrences of signin.throttled records). */
+  throttled: number;
+  /** Whether there may be more than were read (the sums stop at the newest `cap` records). */
+  capped: boolean;
+  /** The newest record of them: the line's id, address and User-Agent. */
+  newest: AuditRecord;
+  /** When the newest of them happened (a tally opened earlier may have counted one since). */
+  lastAt: Date;
 }
 
 /** The filters as one condition (true when there are none). */
@@ -87,11 +122,12 @@ function kept(filters: AuditFilters) {
     if (filters.until !== undefined) all.push(eb('created_at', '<', sqlTimestamp(filters.until)));
     if (filters.excludeTypes && filters.excludeTypes.length > 0)
       all.push(eb('type', 'not in', filters.excludeTypes));
+    if (filters.attempts !== undefined) all.push(filters.attempts ? ATTEMPT : NOT_ATTEMPT);
     return eb.and(all);
   };
 }
 
-const recordOf = (row: {
+type AuditRow = {
   id: bigint;
   created_at: Date;
   type: string;
@@ -100,16 +136,36 @@ const recordOf = (row: {
   address: string | null;
   user_agent: string | null;
   details: string;
-}): AuditRecord => ({
-  id: row.id,
-  at: row.created_at,
-  type: row.type,
-  actorId: row.actor_id,
-  userId: row.user_id,
-  address: row.address,
-  userAgent: row.user_agent,
-  details: parseExact<Record<string, unknown>>(row.details),
-});
+  tally_key: string | null;
+  occurrences: bigint | number;
+  last_seen_at: Date | null;
+};
+
+/**
+ * A row as the API shows it. A tallied record's details add `count`, `firstAt` (its `at`) and
+ * `lastAt`; its address and User-Agent are those of the event that opened it.
+ */
+function recordOf(row: AuditRow): AuditRecord {
+  const details = parseExact<Record<string, unknown>>(row.details);
+  return {
+    id: row.id,
+    at: row.created_at,
+    type: row.type,
+    actorId: row.actor_id,
+    userId: row.user_id,
+    address: row.address,
+    userAgent: shortAgent(row.user_agent),
+    details:
+      row.tally_key === null
+        ? details
+        : {
+            ...details,
+            count: Number(row.occurrences),
+            firstAt: row.created_at.toISOString(),
+            lastAt: (row.last_seen_at ?? row.created_at).toISOString(),
+          },
+  };
+}
 
 /** An event as its row stores it: the one place its User-Agent is cut and its details written. */
 export function auditRow(event: AuditEvent, now: Date) {
@@ -119,7 +175,7 @@ export function auditRow(event: AuditEvent, now: Date) {
     actor_id: event.actorId,
     user_id: event.userId,
     address: event.address,
-    user_agent: event.userAgent === null ? null : event.userAgent.slice(0, USER_AGENT_MAX),
+    user_agent: shortAgent(event.userAgent),
     details: stringifyExact(event.details),
   };
 }
@@ -141,6 +197,73 @@ export class AuditRepository {
       .insertInto('audit_events')
       .values(events.map((event) => auditRow(event, now)))
       .execute();
+  }
+
+  /**
+   * One more of a tallied event: the record of `key` (its subject and window) is written by the
+   * first, and each later one adds to its count and moves its last time, in one statement. The
+   * unique key makes concurrent writers, on any instance, meet on one row: none is lost, none doubled.
+   */
+  async tally(event: AuditEvent, key: string, now: Date): Promise<void> {
+    const at = now.toISOString();
+    await this.#db
+      .insertInto('audit_events')
+      .values({ ...auditRow(event, now), tally_key: key, occurrences: 1, last_seen_at: at })
+      .onConflict((oc) =>
+        oc.column('tally_key').doUpdateSet((eb) => ({
+          occurrences: eb('audit_events.occurrences', '+', 1),
+          // Instances' clocks differ a little: the latest time stays.
+          last_seen_at: sql<string>`case when ${eb.ref('excluded.last_seen_at')} > ${eb.ref('audit_events.last_seen_at')}
+            then ${eb.ref('excluded.last_seen_at')} else ${eb.ref('audit_events.last_seen_at')} end`,
+        })),
+      )
+      .execute();
+  }
+
+  /**
+   * The sign-in failures and throttling about `userId` since `since`, summed over the newest `cap`
+   * records of them (read on their partial index: an account's own events are never read for it,
+   * and a flood of them is read no further than `cap`); undefined when there are none.
+   */
+  async attempts(userId: bigint, since: Date, cap: number): Promise<AttemptsSummary | undefined> {
+    const sums = await this.#db
+      .selectFrom((db) =>
+        db
+          .selectFrom('audit_events')
+          .select(['id', 'type', 'occurrences', 'created_at', 'last_seen_at'])
+          .where(kept({ userId, since, attempts: true }))
+          .orderBy('id', 'desc')
+          .limit(cap)
+          .as('newest'),
+      )
+      .select((eb) => [
+        eb.fn.countAll<bigint | number>().as('records'),
+        eb.fn.max('id').as('id'),
+        eb.fn
+          .sum<string | number | bigint>(sql`case when type = 'signin.failed' then 1 else 0 end`)
+          .as('failed'),
+        eb.fn
+          .sum<string | number | bigint>(sql`case when type = 'signin.throttled' then occurrences else 0 end`)
+          .as('throttled'),
+        // An expression, which SQLite's adapter leaves as the text it stores (stored-time.ts).
+        eb.fn.max(sql<Date | string>`coalesce(last_seen_at, created_at)`).as('last_at'),
+      ])
+      .executeTakeFirstOrThrow();
+    const records = Number(sums.records);
+    if (records === 0 || sums.id === null) return undefined;
+    const newest = await this.#db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('id', '=', sums.id)
+      .executeTakeFirstOrThrow();
+    return {
+      failed: Number(sums.failed),
+      throttled: Number(sums.throttled),
+      capped: records >= cap,
+      newest: recordOf(newest),
+      lastAt:
+        typeof sums.last_at === 'string' ? timeFromIso(sums.last_at) : (sums.last_at ?? newest.created_at),
+    };
   }
 
   /** Records the filters keep, newest first. */

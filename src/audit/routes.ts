@@ -9,8 +9,8 @@ import { stringifyExact } from '../shared/exact-json.ts';
 import { ID_PATTERN, parseId } from '../shared/ids.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageRequest } from '../shared/paging.ts';
 import { component, failures, Id, NullableId, success, Timestamp } from '../shared/schemas.ts';
-import type { AuditRecord } from './repository.ts';
-import { ACTIVITY_SIZE, AUDIT_DEPTH, type AuditService } from './service.ts';
+import { type AuditRecord, USER_AGENT_MAX } from './repository.ts';
+import { ACTIVITY_SIZE, ATTEMPTS_LINE, AUDIT_DEPTH, type AuditService } from './service.ts';
 
 /** An event type, or its leading dotted part: lowercase words joined by dots. */
 const TYPE_PATTERN = '^[a-z_]{1,32}(\\.[a-z_]{1,32}){0,3}$';
@@ -19,12 +19,14 @@ const TIME_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?
 
 const Details = Type.Record(Type.String(), Type.Unknown(), {
   description:
-    'What the event adds (its method, the fields changed, the session ended, …): never a secret or a password. A failed sign-in for an email with no account keeps only `emailDigest`, a SHA-256 of the folded email.',
+    'What the event adds (its method, the fields changed, the session ended, …): never a secret or a password. A failed sign-in for an email with no account keeps only `emailDigest`, a SHA-256 of the folded email. A tallied record (`signin.throttled`: one per account, or network, method and hour) adds `count`, `firstAt` and `lastAt`.',
 });
 const Address = Type.Union([Type.String({ maxLength: 64 }), Type.Null()], {
   description: 'The client address it came from (null: the CLI or background work).',
 });
-const UserAgent = Type.Union([Type.String({ maxLength: 512 }), Type.Null()]);
+const UserAgent = Type.Union([Type.String({ maxLength: USER_AGENT_MAX }), Type.Null()], {
+  description: `The client's User-Agent, its first ${USER_AGENT_MAX} characters.`,
+});
 
 export const AuditRecordComponent = component(
   'AuditRecord',
@@ -51,7 +53,10 @@ export const ActivityItemComponent = component(
     {
       id: Id,
       at: Timestamp('When it happened.'),
-      type: Type.String({ maxLength: 64 }),
+      type: Type.String({
+        maxLength: 64,
+        description: `The record's type, or \`${ATTEMPTS_LINE}\`: the one line of failed and throttled sign-ins.`,
+      }),
       by: Type.Union([Type.Literal('you'), Type.Literal('staff'), Type.Literal('unknown')], {
         description:
           '`you`: signed in as this account; `staff`: support or an admin; `unknown`: no one signed in (a failed sign-in, a reset link) or the operator.',
@@ -189,7 +194,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }> = a
       schema: {
         summary: 'Your recent security events',
         operationId: 'getAccountActivity',
-        description: `Your account's last ${ACTIVITY_SIZE} security events, newest first: sign-ins and failed ones, sign-outs, password, email and second-factor changes, linked identities, and what staff changed. Where staff acted, their address is left out.`,
+        description: `Your account's last security events, newest first: sign-ins, sign-outs, password, email and second-factor changes, linked identities, and what staff changed, and one line \`${ATTEMPTS_LINE}\` summing the failed and throttled sign-ins of the last 30 days (details \`failed\`, \`throttled\`, \`since\`, \`capped\`), in the place of the newest of them; ${ACTIVITY_SIZE} items at most. Where staff acted, their address is left out.`,
         response: {
           200: success(Type.Array(ActivityItemComponent.ref, { maxItems: ACTIVITY_SIZE }), 'Your events.'),
           ...failures(['UNAUTHENTICATED']),

@@ -13,6 +13,12 @@ import type { AuditFilters, AuditRecord, AuditRepository } from './repository.ts
 export const AUDIT_DEPTH = 10_000;
 /** CONTRACT: the user's own last 50 security events. */
 export const ACTIVITY_SIZE = 50;
+/** How far back the activity's line of failed and throttled sign-ins looks: 30 days. */
+export const ATTEMPTS_PERIOD_MS = 30 * 24 * 3600 * 1000;
+/** The records that line sums at most (a flood is read no further). */
+export const ATTEMPTS_READ = 10_000;
+/** The activity's type of that line: it is no record of the log, but a sum of some. */
+export const ATTEMPTS_LINE = 'signin.failures';
 /** Staff reading an account, or retrying a webhook about it, is theirs to know, not the account's. */
 const STAFF_READS = ['admin.user.viewed', 'admin.webhook.delivery_retried'] as const;
 /** Records purged per statement: a short transaction each, however much expired. */
@@ -76,17 +82,47 @@ export class AuditService {
     return { records, total: Math.min(counted, AUDIT_DEPTH), capped: counted > AUDIT_DEPTH };
   }
 
-  /** GET /api/account/activity: the user's last 50 security events, newest first. */
+  /**
+   * GET /api/account/activity: the user's own security events, newest first, and their failed and
+   * throttled sign-ins of the last 30 days as one line, in the place of the newest of them: 50
+   * items at most, so 49 events beside that line. Anyone can make failures, so they cannot push
+   * the owner's own events (a password or email change) out of view.
+   */
   async activity(userId: bigint): Promise<ActivityItem[]> {
-    const records = await this.#audit.search({ userId, excludeTypes: STAFF_READS }, 0, ACTIVITY_SIZE);
-    return records.map(({ actorId, userId: _user, ...record }) => {
+    const since = new Date(this.#now() - ATTEMPTS_PERIOD_MS);
+    const [records, attempts] = await Promise.all([
+      this.#audit.search({ userId, excludeTypes: STAFF_READS, attempts: false }, 0, ACTIVITY_SIZE),
+      this.#audit.attempts(userId, since, ATTEMPTS_READ),
+    ]);
+    const items = records.map(({ actorId, userId: _user, ...record }): ActivityItem => {
       const by = actorId === null ? 'unknown' : actorId === userId ? 'you' : 'staff';
-      // A staff member's address is theirs, not the account's; a failed sign-in's is the account's to see.
       if (by !== 'staff') return { ...record, by };
-      // Staff's free text (a reason for disabling) may be notes for staff: not shown to the account.
+      // A staff member's address is theirs, not the account's; staff's free text (a reason for
+      // disabling) may be notes for staff: neither is shown to the account.
       const { reason: _reason, ...details } = record.details;
       return { ...record, by, address: null, userAgent: null, details };
     });
+    if (!attempts) return items;
+    const { newest } = attempts;
+    // A failed sign-in's address is the account's to see (decision 231): the newest one's.
+    const line: ActivityItem = {
+      id: newest.id,
+      at: attempts.lastAt,
+      type: ATTEMPTS_LINE,
+      by: 'unknown',
+      address: newest.address,
+      userAgent: newest.userAgent,
+      details: {
+        failed: attempts.failed,
+        throttled: attempts.throttled,
+        since: since.toISOString(),
+        capped: attempts.capped,
+      },
+    };
+    const kept = items.slice(0, ACTIVITY_SIZE - 1);
+    const place = kept.findIndex((item) => item.id < line.id);
+    kept.splice(place < 0 ? kept.length : place, 0, line);
+    return kept;
   }
 
   /** Records older than AUDIT_RETENTION_DAYS go, in short rounds (housekeeping, every instance). */

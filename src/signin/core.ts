@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { SessionService, StartedSession } from '../sessions/service.ts';
+import { addressKey } from '../shared/address.ts';
 import type { CodeGate, TotpFactor } from '../totp/repository.ts';
 import type { SecondFactorCheck, TotpRepositories, TotpService } from '../totp/service.ts';
 import { accountDigest, type User } from '../users/user.ts';
@@ -212,6 +213,8 @@ export class SigninCore {
    * The audit record of a sign-in that did not succeed: refused by the throttle, wrong
    * credentials, a disabled or unverified account. A first step that now needs a code is not one
    * (its code is recorded, right or wrong). An email with no account is kept only as a digest.
+   * A throttled attempt costs its client no hashing, so it may come at any rate: it is tallied,
+   * one record per account (or, with none, per network) and method and hour, counted.
    */
   async #recordFailure(
     method: SigninMethodName,
@@ -223,16 +226,29 @@ export class SigninCore {
     let userId = 'userId' in outcome ? outcome.userId : undefined;
     if (outcome.reason === 'throttled' && account !== undefined && account !== '')
       userId = await this.#d.userIdByAccount(account);
+    const actor = { actorId: null, address: client.address, userAgent: client.userAgent ?? null };
+    if (outcome.reason === 'throttled') {
+      // Not by the email when it has no account: the attacker would pick a new one per attempt.
+      const subject = userId === undefined ? `network:${addressKey(client.address)}` : `user:${userId}`;
+      await this.#d.journal.tally(
+        {
+          type: 'signin.throttled',
+          userId: userId ?? null,
+          actor,
+          details: { method, retryAfterSeconds: outcome.retryAfterSeconds },
+        },
+        `${subject} ${method}`,
+      );
+      return;
+    }
     const unknownAccount = userId === undefined && account !== undefined && account !== '';
     await this.#d.journal.record({
-      type: outcome.reason === 'throttled' ? 'signin.throttled' : 'signin.failed',
+      type: 'signin.failed',
       userId: userId ?? null,
-      actor: { actorId: null, address: client.address, userAgent: client.userAgent ?? null },
+      actor,
       details: {
         method,
-        ...(outcome.reason === 'throttled'
-          ? { retryAfterSeconds: outcome.retryAfterSeconds }
-          : { reason: outcome.reason }),
+        reason: outcome.reason,
         ...(unknownAccount ? { emailDigest: accountDigest(account) } : {}),
       },
     });

@@ -215,7 +215,7 @@ describeEachStore('Sign-in by mail: audit records, webhooks and metrics', (store
     );
   });
 
-  test('wrong codes past the throttle: signin.throttled about the account, with method email_code and retryAfterSeconds', async () => {
+  test('wrong codes past the throttle: signin.throttled about the account, with method email_code, retryAfterSeconds and its count', async () => {
     const u = await register(low);
     assertAccepted(await askCode(low, u.email), 'ask');
     const [code] = await codes(smtp, u.email);
@@ -233,7 +233,15 @@ describeEachStore('Sign-in by mail: audit records, webhooks and metrics', (store
       address,
       userAgent,
     });
-    assert.deepEqual(Object.keys(record.details).sort(), ['method', 'retryAfterSeconds']);
+    // Tallied (one record per account, method and hour): this is the first, counted once.
+    assert.deepEqual(Object.keys(record.details).sort(), [
+      'count',
+      'firstAt',
+      'lastAt',
+      'method',
+      'retryAfterSeconds',
+    ]);
+    assert.equal(record.details.count, 1);
     assert.equal(record.details.method, 'email_code');
     assert.equal(record.details.retryAfterSeconds, Number(refused.headers['retry-after']));
   });

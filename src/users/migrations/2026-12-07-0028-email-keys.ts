@@ -76,21 +76,36 @@ export function normaliseEmailKeys(dialect: Dialect): Migration {
       : sql<boolean>`length(cast(email as blob)) <> length(email)`;
   return {
     async up(kysely: Kysely<unknown>) {
+      // SQLite runs a migration outside a transaction: every step can be run again after a kill.
       await kysely.schema
         .createTable('email_key_collisions')
+        .ifNotExists()
         .addColumn('user_id', idColumn, (col) => col.primaryKey().references('users.id').onDelete('cascade'))
         .addColumn('email_key', 'text', (col) => col.notNull())
         .execute();
       await kysely.schema
         .createIndex('email_key_collisions_key')
+        .ifNotExists()
         .on('email_key_collisions')
         .column('email_key')
         .execute();
       const db = kysely as unknown as Db;
       const holder = async (key: string) =>
         db.selectFrom('users').select('id').where('email_key', '=', key).executeTakeFirst();
+      // signin_devices is keyed by device first: read by account only here, through an index made
+      // for the pass (and only if a key moves), so each move is not a scan of every device.
+      let indexed = false;
       const rekey = async (row: Row, key: string, email: string) => {
         await db.updateTable('users').set({ email_key: key, email }).where('id', '=', row.id).execute();
+        if (!indexed) {
+          await kysely.schema
+            .createIndex('signin_devices_account_0028')
+            .ifNotExists()
+            .on('signin_devices')
+            .column('account_digest')
+            .execute();
+          indexed = true;
+        }
         await db.deleteFrom('signin_devices').where('account_digest', '=', digest(key)).execute();
         await db
           .updateTable('signin_devices')
@@ -115,7 +130,11 @@ export function normaliseEmailKeys(dialect: Dialect): Migration {
             if (email !== row.email)
               await db.updateTable('users').set({ email }).where('id', '=', row.id).execute();
           } else if (await holder(key)) {
-            await db.insertInto('email_key_collisions').values({ user_id: row.id, email_key: key }).execute();
+            await db
+              .insertInto('email_key_collisions')
+              .values({ user_id: row.id, email_key: key })
+              .onConflict((oc) => oc.column('user_id').doNothing())
+              .execute();
           } else await rekey(row, key, email);
         }
         after = rows.at(-1)!.id;
@@ -133,6 +152,7 @@ export function normaliseEmailKeys(dialect: Dialect): Migration {
         await rekey(row, row.next, storedForm(row));
         await db.deleteFrom('email_key_collisions').where('user_id', '=', row.id).execute();
       }
+      if (indexed) await kysely.schema.dropIndex('signin_devices_account_0028').ifExists().execute();
     },
     async down(kysely: Kysely<unknown>) {
       // The keys stay as recomputed: the old ones folded less, and every new key is still unique.

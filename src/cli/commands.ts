@@ -15,16 +15,20 @@ import { askLine, NoPasswordRead, readPassword } from './prompt.ts';
 import { formatTable } from './table.ts';
 import { visible } from './visible.ts';
 
-/** The JSON line of a user for --json: the id written as its exact digits, a JSON number. */
-function userJson(user: User): string {
-  const line = JSON.stringify({
+/** A user for --json: the id written as its exact digits, a JSON number. */
+function userObject(user: User) {
+  return {
     // JSON.rawJSON (Node 21+) puts text into the output as is, so a bigint above 2^53 stays exact.
     id: (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(user.id.toString()),
     email: user.email,
     name: user.name,
     createdAt: user.createdAt,
-  });
-  return visible(line, true);
+  };
+}
+
+/** The JSON line of a user for --json. */
+function userJson(user: User): string {
+  return visible(JSON.stringify(userObject(user)), true);
 }
 
 function userLine(user: User): string {
@@ -193,6 +197,33 @@ async function run(command: string, argv: string[], config: Config, database: Da
       const user = await users.setRole(email, role);
       console.log(`user ${user.id} (${visible(user.email)}) is now ${role}`);
       return 0;
+    }
+    case 'users collisions': {
+      const sets = await users.emailKeyCollisions();
+      if (values.json) {
+        for (const set of sets)
+          console.log(
+            visible(
+              JSON.stringify({
+                emailKey: set.emailKey,
+                holder: set.holder ? userObject(set.holder) : null,
+                keptApart: set.keptApart.map(userObject),
+              }),
+              true,
+            ),
+          );
+      } else if (sets.length === 0) console.log('no email key collisions');
+      else {
+        const rows = sets.flatMap((set) => [
+          ...(set.holder ? [[set.holder.id.toString(), 'holds the key', visible(set.holder.email)]] : []),
+          ...set.keptApart.map((user) => [user.id.toString(), 'kept apart', visible(user.email)]),
+          ['', '', ''],
+        ]);
+        console.log(
+          formatTable(['ID', 'STATE', 'EMAIL'], rows.slice(0, -1), ['right', 'left', 'left']).join('\n'),
+        );
+      }
+      return sets.length === 0 ? 0 : 1;
     }
     case 'users verify': {
       const user = await users.markEmailVerified(need('email'));

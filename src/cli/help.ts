@@ -16,6 +16,8 @@ Commands:
                                    (asks to type the email again; --yes: don't ask)
   users verify --email E           mark a user's email as verified
   users set-role --email E ROLE    make a user user, support or admin (the console and admin API)
+  users collisions [--json]        list accounts whose emails became one under the email
+                                   normalisation and were kept apart (resolve each set)
   mail send-test --to E            send a test message through the configured mail transport
   clients add --name N --redirect-uri URI …
                                    register an app that signs in through Usher (OpenID Connect)
@@ -41,6 +43,7 @@ Commands:
   users delete --email E [--yes]   delete a user (asks to type the email again; --yes: don't ask)
   users verify --email E           mark a user's email as verified
   users set-role --email E ROLE    make a user user, support or admin
+  users collisions [--json]        list accounts kept apart because their emails became one
 
 Run "usher users <command> --help" for one command.`,
   mail: `Usage: usher mail <command> [options]
@@ -121,6 +124,17 @@ Sets what the user may administer: "user" (nothing), "support" (find users, end 
 mails, in the console at /admin and the admin API) or "admin" (everything). The first admin is made
 this way. The last admin who can sign in cannot be demoted (make another one first). The user's
 sessions keep working and carry the new role from their next request.`,
+  'users collisions': `Usage: usher users collisions [--json]
+
+Lists the accounts whose emails became one address when Usher began comparing emails by their
+NFKC form and IDNA domain (migration 0028): U+212A KELVIN SIGN and k, fullwidth letters and their
+ASCII, exämple.com and xn--exmple-cua.com. Nothing was merged: in each set the account that held
+the key keeps it (it signs in by that email), and the others are kept apart on their old key, so
+they cannot sign in by email. Resolve a set by giving a kept-apart account another email (PATCH
+/api/admin/users/{id} or the console), which removes it from this list, or by deleting one by
+its id (DELETE /api/admin/users/{id}; "users delete --email" finds the account holding the key). A
+table, or with --json one JSON object per set: {"emailKey", "holder", "keptApart"}, each account
+{"id", "email", "name", "createdAt"}. Exit code 0 when there is none, 1 when some remain.`,
   'mail send-test': `Usage: usher mail send-test --to E
 
 Sends a test message to E through the configured transport (SMTP_URL, or a .eml file in

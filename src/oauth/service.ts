@@ -301,21 +301,26 @@ export class OAuthService {
     const email = acceptedEmail(profile.email);
     if (email === undefined)
       throw new OAuthRefusal('OAUTH_FAILED', 'the provider gave an email Usher does not accept');
+    // The provider verified the address it sent; an address that normalisation changed (U+212A
+    // KELVIN SIGN for `k`, fullwidth letters) is another mailbox at most mail hosts, so its
+    // verification proves nothing about the account whose key it shares (decision 354).
+    const verified = profile.emailVerified && email === profile.email.trim();
+    const claimed = { ...profile, email, emailVerified: verified };
     try {
       const existing = await this.#d.users.findByEmailKey(emailKey(email));
       if (existing) {
-        if (!profile.emailVerified || !existing.emailVerified)
+        if (!verified || !existing.emailVerified)
           throw new OAuthRefusal('ACCOUNT_EXISTS', 'the email is not verified on both sides', existing.id);
-        await this.#linkTo(provider, { ...profile, email }, key, existing, true);
+        await this.#linkTo(provider, claimed, key, existing, true);
         this.#d.mail.wake();
         return { user: existing, proven: true };
       }
       if (!this.#d.signup) throw new OAuthRefusal('SIGNUP_CLOSED', 'OAUTH_SIGNUP is false');
-      const created = await this.#create({ ...profile, email }, key, acceptLanguage);
+      const created = await this.#create(claimed, key, acceptLanguage);
       this.#d.mail.wake();
       // An email its provider did not verify may be anyone's: the identity signs in once the
       // mailbox is proven, and a password reset unlinks it (decision 195).
-      return { user: created, proven: profile.emailVerified };
+      return { user: created, proven: verified };
     } catch (error) {
       if (!retried && (error instanceof IdentityTakenError || error instanceof EmailTakenError))
         return this.#accountFor(provider, profile, acceptLanguage, true);

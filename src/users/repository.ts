@@ -8,6 +8,7 @@ import { DEFAULT_LOCALE } from '../i18n/locale.ts';
 import { PasswordCredentialsRepository } from '../passwords/repository.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import type { PageRequest } from '../shared/paging.ts';
+import './tables.ts';
 import {
   type AccountRole,
   accountDigest,
@@ -187,6 +188,31 @@ export class UsersRepository {
     return row && toUser(row);
   }
 
+  /**
+   * The accounts whose emails share a key (migration 0028, decision 355), by set: the account that
+   * holds the key first, then those kept on their old keys, in id order.
+   */
+  async emailKeyCollisions(): Promise<EmailKeyCollision[]> {
+    const flagged = await this.#db
+      .selectFrom('email_key_collisions')
+      .innerJoin('users', 'users.id', 'email_key_collisions.user_id')
+      .select([...USER_COLUMNS.map((c) => `users.${c}` as const), 'email_key_collisions.email_key as next'])
+      .orderBy('email_key_collisions.email_key')
+      .orderBy('users.id')
+      .execute();
+    const sets = new Map<string, EmailKeyCollision>();
+    for (const row of flagged) {
+      let set = sets.get(row.next);
+      if (!set) {
+        const holder = await this.findByEmailKey(row.next);
+        set = { emailKey: row.next, holder, keptApart: [] };
+        sets.set(row.next, set);
+      }
+      set.keptApart.push(toUser(row));
+    }
+    return [...sets.values()];
+  }
+
   /** Inserts a user; throws EmailTakenError when the email key is already used (race-safe). */
   async insert(user: NewUser): Promise<User> {
     const now = new Date().toISOString();
@@ -347,8 +373,11 @@ export class UsersRepository {
         })
         .where('id', '=', id);
       const row = await query.returning(USER_COLUMNS).executeTakeFirst();
-      if (row && before && before.email_key !== changes.emailKey)
+      if (row && before && before.email_key !== changes.emailKey) {
         await this.#moveDevices(before.email_key, changes.emailKey);
+        // An account kept apart by migration 0028 is resolved by its new address.
+        await this.#db.deleteFrom('email_key_collisions').where('user_id', '=', id).execute();
+      }
       return row && toUser(row);
     } catch (error) {
       if (isUniqueViolation(error)) throw new EmailTakenError();
@@ -386,6 +415,14 @@ export class UsersRepository {
 
 const SORT_COLUMNS = { id: 'id', name: 'name', email: 'email_key', createdAt: 'created_at' } as const;
 const USER_COUNTS: RangeCounts = { table: 'user_counts', column: 'users', span: USER_COUNT_SPAN };
+
+/** Accounts whose emails have one key: the one holding it, and those kept on their old keys. */
+export interface EmailKeyCollision {
+  emailKey: string;
+  /** Undefined once the holder is deleted: the next start or edit of a kept-apart account resolves it. */
+  holder: User | undefined;
+  keptApart: User[];
+}
 
 export interface UserChanges {
   email: string;

@@ -1,5 +1,6 @@
 import { canonicalLocale, LOCALE_MAX } from '../i18n/locale.ts';
 import { checkStorableText, codePoints, invalid } from '../shared/text.ts';
+import { emailForm } from './user.ts';
 
 export const EMAIL_MAX = 254;
 export const NAME_MAX = 100;
@@ -26,7 +27,9 @@ const ADDRESS_SYNTAX = /["(),:;<>[\]\\]/;
 export function checkEmail(raw: string): string {
   // Bounded before trimming and counting, so a megabyte of email costs nothing.
   if (raw.length > EMAIL_MAX * 4) throw invalid('email', `must be at most ${EMAIL_MAX} characters`);
-  const email = raw.trim();
+  // Normalised before any rule: NFKC makes `＠`, `．` and `＜` of fullwidth forms into the ASCII
+  // syntax each rule below looks for, and the stored address is this form (decision 353).
+  const email = emailForm(raw);
   if (email.length === 0) throw invalid('email', 'must not be empty');
   if (codePoints(email) > EMAIL_MAX) throw invalid('email', `must be at most ${EMAIL_MAX} characters`);
   if (INVISIBLE.test(email))

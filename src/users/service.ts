@@ -20,7 +20,13 @@ import type { CheckedImport, ImportAccount, ImportResult } from './imports.ts';
 import type { EmailChangeLimits, RegistrationLimits } from './limits.ts';
 import type { LimitEventsRepository } from './limits-repository.ts';
 import { confirmPresentPassword, type PasswordAttempts, type Reauthentication } from './reauth.ts';
-import { EmailTakenError, type ImportedUser, toUser, type UsersRepository } from './repository.ts';
+import {
+  type EmailKeyCollision,
+  EmailTakenError,
+  type ImportedUser,
+  toUser,
+  type UsersRepository,
+} from './repository.ts';
 import { checkEmail, checkLocale, checkName } from './rules.ts';
 import { type AccountRole, emailKey, USER_DEEP_SORTS, type User, type UserSortKey } from './user.ts';
 
@@ -342,6 +348,14 @@ export class UsersService {
     ]);
     const user = toUser(actor.owner);
     return { user, password, totp, passkeys, identities, role: user.role, locale: user.locale };
+  }
+
+  /**
+   * Accounts kept apart by migration 0028 because their emails now have one key (decision 355):
+   * for the warning at start and `usher users collisions`.
+   */
+  emailKeyCollisions(): Promise<EmailKeyCollision[]> {
+    return this.#users.emailKeyCollisions();
   }
 
   /** Admin (CLI): the user with that email, in any letter case. */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { domainToASCII } from 'node:url';
 import type { AccountRole } from '../db/schema.ts';
 
 export type { AccountRole } from '../db/schema.ts';
@@ -25,9 +26,38 @@ export function roleAtLeast(role: AccountRole, needed: AccountRole): boolean {
   return ACCOUNT_ROLES.indexOf(role) >= ACCOUNT_ROLES.indexOf(needed);
 }
 
-/** Trimmed and lower-cased: two emails are the same account when their keys are equal. */
+/** Printable ASCII and nothing else: the case where the key is the address lower-cased. */
+const ASCII = /^[\x21-\x7e]*$/;
+
+/**
+ * The one identity of an email (decision 352): two emails are the same account when their keys
+ * are equal, wherever an email is compared (registration, sign-in, provider linking, imports,
+ * invitations, throttles). Trimmed, compatibility-normalised (NFKC), lower-cased and normalised
+ * again, so that look-alikes a mailer would not tell apart from their ASCII letters (U+212A
+ * KELVIN SIGN, fullwidth forms, ligatures) are one key; a domain with letters beyond ASCII in its
+ * IDNA ASCII form, so `exämple.com` and `xn--exmple-cua.com` are one. An ASCII domain is kept as
+ * it is lower-cased: IDNA processing would also decode `%41` into `a`, which a mailer does not.
+ */
 export function emailKey(email: string): string {
-  return email.trim().toLowerCase();
+  const trimmed = email.trim();
+  if (ASCII.test(trimmed)) return trimmed.toLowerCase();
+  const folded = trimmed.normalize('NFKC').toLowerCase().normalize('NFKC');
+  const at = folded.lastIndexOf('@');
+  if (at < 0) return folded;
+  const domain = folded.slice(at + 1);
+  if (ASCII.test(domain) || domain.includes('%')) return folded;
+  // An empty answer is a domain IDNA refuses: it stays as folded, still one key for its forms.
+  const ascii = domainToASCII(domain);
+  return ascii === '' ? folded : `${folded.slice(0, at)}@${ascii}`;
+}
+
+/**
+ * An email as Usher stores a new or changed one: trimmed and compatibility-normalised (NFKC), so
+ * that mail goes to the address that is compared (decision 353): a reset asked for `kane@` is
+ * mailed to `Kane@`, never to `\u212Aane@`. Letter case is kept, as the contract shows an email.
+ */
+export function emailForm(email: string): string {
+  return email.trim().normalize('NFKC');
 }
 
 /** A name as admin search compares it: compatibility-normalised and lower-cased, any script. */

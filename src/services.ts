@@ -53,6 +53,7 @@ import { AccountTokensRepository } from './tokens/repository.ts';
 import { TotpRepository } from './totp/repository.ts';
 import { keySource } from './totp/sealing.ts';
 import { TotpService } from './totp/service.ts';
+import { EmailProven } from './users/email-proven.ts';
 import { AddressLimits, EmailChangeLimits, RegistrationLimits } from './users/limits.ts';
 import { LimitEventsRepository } from './users/limits-repository.ts';
 import { Reauthentication } from './users/reauth.ts';
@@ -229,6 +230,11 @@ export function createServices(config: Config, database: Database, options: Serv
     },
     now,
   });
+  const providers = new Providers(config.oauth.providers, config.publicUrl, config.oauth.timeoutMs);
+  const emailProven = new EmailProven({
+    accountMail,
+    providerName: (id) => providers.get(id)?.settings.name ?? id,
+  });
   const recovery = new RecoveryService({
     repositories: repos,
     transaction,
@@ -236,6 +242,7 @@ export function createServices(config: Config, database: Database, options: Serv
     throttle,
     accountMail,
     mail,
+    emailProven,
     policy: config.passwordReset,
     now,
   });
@@ -271,6 +278,7 @@ export function createServices(config: Config, database: Database, options: Serv
     transaction,
     core,
     mail,
+    emailProven,
     policy: {
       ...config.passwordReset,
       createsAccounts: config.emailSigninCreatesAccounts,
@@ -298,7 +306,7 @@ export function createServices(config: Config, database: Database, options: Serv
     now,
   });
   const oauth = new OAuthService({
-    providers: new Providers(config.oauth.providers, config.publicUrl, config.oauth.timeoutMs),
+    providers,
     states: new OAuthStatesRepository(database.db),
     identities: repos.identities,
     users: repos.users,
@@ -351,6 +359,7 @@ export function createServices(config: Config, database: Database, options: Serv
       methods: { ...methods, hasPassword: (userId) => passwords.has(userId) },
       accountMail,
       mail,
+      emailProven,
       now,
     }),
     users: new UsersService({
@@ -363,6 +372,7 @@ export function createServices(config: Config, database: Database, options: Serv
       reauth,
       limits: usersLimits,
       methods,
+      emailProven,
     }),
     auth: new AuthService({
       core,

@@ -213,11 +213,12 @@ export class MailSigninService {
         prove: async () => {
           const now = this.#d.now();
           const { mailSignins } = this.#d.repositories;
-          const live = await mailSignins.liveCodes(key, now, CODE_MAX_FAILURES);
+          // The try is counted against the email's live codes before it is compared, in one
+          // statement: tries at once never compare more than five with one code (decision 341).
+          const live = await mailSignins.takeTry(key, now, CODE_MAX_FAILURES);
           const given = code.replace(/[\s-]/g, '');
           const match = CODE_FORM.test(given) ? live.find((row) => sameCode(row, given)) : undefined;
           if (!match) {
-            await mailSignins.codeFailed(key, now);
             // The account guessed at, for its audit record: looked up for every email alike.
             const account = await this.#d.repositories.users.findByEmailKey(key);
             return { ok: false, userId: account?.id };

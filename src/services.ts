@@ -314,6 +314,7 @@ export function createServices(config: Config, database: Database, options: Serv
     transaction,
     accountMail,
     mail,
+    emailProven,
     factorOf: (userId) => repos.totp.find(userId),
     signup: config.oauth.signup,
     startLimit: usersLimits.oauthStart,

@@ -23,7 +23,9 @@ export interface EmailProvenRepositories extends Pick<AccountMailRepositories, '
 /**
  * How the email was proven, as the identity.unlinked record's `reason`: `password_reset` (a
  * reset or an accepted invitation), `email_verification` (the verification link), `email_link` and
- * `email_code` (a sign-in by mail), `admin` (PATCH /api/admin/users/{id}), `cli`.
+ * `email_code` (a sign-in by mail), `admin` (PATCH /api/admin/users/{id}), `cli`; and
+ * `already_verified`: an identity found unproven on an account whose email was proven before every
+ * proof applied the rule, at its next sign-in.
  */
 export type ProvenBy =
   | 'password_reset'
@@ -31,7 +33,8 @@ export type ProvenBy =
   | 'email_link'
   | 'email_code'
   | 'admin'
-  | 'cli';
+  | 'cli'
+  | 'already_verified';
 
 export class EmailProven {
   readonly #accountMail: AccountMail;

@@ -246,5 +246,22 @@ describeEachStore(
       // The CLI's process does not deliver: the server's worker sends what it queued.
       await assertTakenBack(usher, pre, 'cli');
     });
+
+    test('an identity left unproven on an account verified before the rule: the rule applies at its next sign-in', async () => {
+      const usher = apps.b;
+      const pre = await preAccount(usher);
+      // The state a proof of the mailbox left before every proof applied the rule.
+      await read((db) =>
+        sql`update users set email_verified_at = ${new Date().toISOString()} where id = ${pre.userId}`.execute(
+          db,
+        ),
+      );
+      await assertRefused(
+        usher,
+        await new Browser().flow(usher, provider, { login: pre.attacker.login }),
+        'ACCOUNT_EXISTS',
+      );
+      await assertTakenBack(usher, pre, 'already_verified');
+    });
   },
 );

@@ -325,8 +325,8 @@ export class OAuthService {
       if (!this.#d.signup) throw new OAuthRefusal('SIGNUP_CLOSED', 'OAUTH_SIGNUP is false');
       const created = await this.#create({ ...profile, email }, key, acceptLanguage);
       this.#d.mail.wake();
-      // An email its provider did not verify may be anyone's: the identity signs in once the
-      // mailbox is proven, and a password reset unlinks it (decision 195).
+      // An email its provider did not verify may be anyone's: the identity waits for the mailbox,
+      // and whatever proves it unlinks the identity (decisions 195, 340).
       return { user: created, proven: profile.emailVerified };
     } catch (error) {
       if (!retried && (error instanceof IdentityTakenError || error instanceof EmailTakenError))

@@ -54,6 +54,7 @@ import { AccountTokensRepository } from './tokens/repository.ts';
 import { TotpRepository } from './totp/repository.ts';
 import { keySource } from './totp/sealing.ts';
 import { TotpService } from './totp/service.ts';
+import { EmailProven } from './users/email-proven.ts';
 import { AddressLimits, EmailChangeLimits, RegistrationLimits } from './users/limits.ts';
 import { LimitEventsRepository } from './users/limits-repository.ts';
 import { Reauthentication } from './users/reauth.ts';
@@ -232,6 +233,11 @@ export function createServices(config: Config, database: Database, options: Serv
     },
     now,
   });
+  const providers = new Providers(config.oauth.providers, config.publicUrl, config.oauth.timeoutMs);
+  const emailProven = new EmailProven({
+    accountMail,
+    providerName: (id) => providers.get(id)?.settings.name ?? id,
+  });
   const recovery = new RecoveryService({
     repositories: repos,
     transaction,
@@ -239,6 +245,7 @@ export function createServices(config: Config, database: Database, options: Serv
     throttle,
     accountMail,
     mail,
+    emailProven,
     policy: config.passwordReset,
     now,
   });
@@ -274,6 +281,7 @@ export function createServices(config: Config, database: Database, options: Serv
     transaction,
     core,
     mail,
+    emailProven,
     policy: {
       ...config.passwordReset,
       createsAccounts: config.emailSigninCreatesAccounts,
@@ -301,7 +309,7 @@ export function createServices(config: Config, database: Database, options: Serv
     now,
   });
   const oauth = new OAuthService({
-    providers: new Providers(config.oauth.providers, config.publicUrl, config.oauth.timeoutMs),
+    providers,
     states: new OAuthStatesRepository(database.db),
     identities: repos.identities,
     users: repos.users,
@@ -309,6 +317,7 @@ export function createServices(config: Config, database: Database, options: Serv
     transaction,
     accountMail,
     mail,
+    emailProven,
     factorOf: (userId) => repos.totp.find(userId),
     signup: config.oauth.signup,
     startLimit: usersLimits.oauthStart,
@@ -355,6 +364,7 @@ export function createServices(config: Config, database: Database, options: Serv
       methods: { ...methods, hasPassword: (userId) => passwords.has(userId) },
       accountMail,
       mail,
+      emailProven,
       now,
     }),
     users: new UsersService({
@@ -367,6 +377,7 @@ export function createServices(config: Config, database: Database, options: Serv
       reauth,
       limits: usersLimits,
       methods,
+      emailProven,
     }),
     auth: new AuthService({
       core,

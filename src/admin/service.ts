@@ -16,6 +16,7 @@ import { AppError } from '../shared/errors.ts';
 import { type PageRequest, refuseDeepPage } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
 import type { TotpRepository } from '../totp/repository.ts';
+import type { EmailProven, EmailProvenRepositories } from '../users/email-proven.ts';
 import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
 import { checkEmail, checkLocale, checkName } from '../users/rules.ts';
 import { type AccountIdentity, type AccountMethodReaders, keepAnAdmin } from '../users/service.ts';
@@ -31,7 +32,7 @@ export interface AdminUserDetail extends AdminUserRecord {
   sessions: SessionView[];
 }
 
-export interface AdminRepositories extends AccountMailRepositories {
+export interface AdminRepositories extends AccountMailRepositories, EmailProvenRepositories {
   admin: AdminRepository;
   journal: Journal;
   users: UsersRepository;
@@ -86,6 +87,7 @@ export class AdminService {
   readonly #methods: AccountMethodReaders & { hasPassword(userId: bigint): Promise<boolean> };
   readonly #accountMail: AccountMail;
   readonly #mail: Pick<MailService, 'wake'>;
+  readonly #emailProven: EmailProven;
   readonly #now: () => number;
 
   constructor(deps: {
@@ -96,6 +98,7 @@ export class AdminService {
     methods: AccountMethodReaders & { hasPassword(userId: bigint): Promise<boolean> };
     accountMail: AccountMail;
     mail: Pick<MailService, 'wake'>;
+    emailProven: EmailProven;
     now: () => number;
   }) {
     this.#admin = deps.admin;
@@ -105,6 +108,7 @@ export class AdminService {
     this.#methods = deps.methods;
     this.#accountMail = deps.accountMail;
     this.#mail = deps.mail;
+    this.#emailProven = deps.emailProven;
     this.#now = deps.now;
   }
 
@@ -269,6 +273,10 @@ export class AdminService {
             { type: 'email.verified', userId: id, data: { email: after.email } },
           );
       }
+      // The admin vouches for the mailbox: its owner takes the account (decision 340).
+      if (after?.emailVerified && input.emailVerified === true)
+        mailed =
+          (await this.#emailProven.unlinkUnproven(repos, after, 'admin', actorOf(acting))) > 0 || mailed;
       return {
         changed,
         ...(input.role !== undefined ? { role: input.role } : {}),

@@ -110,39 +110,34 @@ export class MailSigninsRepository {
     return row && stored(row);
   }
 
-  /** The email's live codes with wrong tries left, newest first. */
-  async liveCodes(emailKey: string, now: number, maxFailures: number): Promise<StoredMailSignin[]> {
+  /**
+   * Takes one try of each of the email's live codes that has tries left, in one statement, before
+   * any code is compared: those it took, newest first, are the codes this try may be checked
+   * against. Two tries at once cannot both take a code's last try (PostgreSQL re-reads the row's
+   * count after waiting for the other's update; SQLite runs one statement at a time), so at most
+   * `maxTries` codes are ever compared with one live code (decision 341).
+   */
+  async takeTry(emailKey: string, now: number, maxTries: number): Promise<StoredMailSignin[]> {
     const rows = await this.#db
-      .selectFrom('mail_signins')
-      .select(COLUMNS)
-      .where('email_key', '=', emailKey)
-      .where('kind', '=', 'code')
-      .where('expires_at', '>', BigInt(now))
-      .where('failures', '<', maxFailures)
-      .orderBy('id', 'desc')
-      .execute();
-    return rows.map(stored);
-  }
-
-  /** A wrong code for the email: counted against each of its live codes. */
-  async codeFailed(emailKey: string, now: number): Promise<void> {
-    await this.#db
       .updateTable('mail_signins')
       .set((eb) => ({ failures: eb('failures', '+', 1) }))
       .where('email_key', '=', emailKey)
       .where('kind', '=', 'code')
       .where('expires_at', '>', BigInt(now))
+      .where('failures', '<', maxTries)
+      .returning(COLUMNS)
       .execute();
+    return rows.map(stored).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   }
 
   /**
    * Uses a live link or code, and with it every other live one of its email: all of them expire in
    * one statement, which locks the email's rows in one order (two uses for one email, a link and
-   * a code, wait for each other instead of deadlocking). True when `id` was among them, with wrong
-   * tries left; otherwise the caller rolls the statement back (another use won, and the others
-   * must stay as they were).
+   * a code, wait for each other instead of deadlocking). True when `id` was among them; otherwise
+   * the caller rolls the statement back (another use won, and the others must stay as they were).
+   * A code's use took its try before (takeTry): its count includes that try.
    */
-  async spend(emailKey: string, id: bigint, now: number, maxFailures: number): Promise<boolean> {
+  async spend(emailKey: string, id: bigint, now: number, maxTries: number): Promise<boolean> {
     const rows = await this.#db
       .updateTable('mail_signins')
       .set({ expires_at: USED })
@@ -150,7 +145,7 @@ export class MailSigninsRepository {
       .where('expires_at', '>', BigInt(now))
       .returning(['id', 'failures'])
       .execute();
-    return rows.some((row) => BigInt(row.id) === id && Number(row.failures) < maxFailures);
+    return rows.some((row) => BigInt(row.id) === id && Number(row.failures) <= maxTries);
   }
 
   /**

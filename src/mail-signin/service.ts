@@ -14,12 +14,13 @@ import { type AskLimit, recordAsk } from '../recovery/asks.ts';
 import type { ResetRequest, ResetRequestsRepository } from '../recovery/repository.ts';
 import type { Proof, SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
 import { hashAccountToken, isTokenShaped, newAccountToken } from '../tokens/tokens.ts';
+import type { EmailProven, EmailProvenRepositories } from '../users/email-proven.ts';
 import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
 import { checkEmail, checkName, NAME_MAX } from '../users/rules.ts';
 import { emailKey, type User } from '../users/user.ts';
 import type { MailSigninsRepository, StoredMailSignin } from './repository.ts';
 
-export interface MailSigninRepositories {
+export interface MailSigninRepositories extends EmailProvenRepositories {
   linkAsks: ResetRequestsRepository;
   codeAsks: ResetRequestsRepository;
   mailSignins: MailSigninsRepository;
@@ -61,6 +62,7 @@ export interface MailSigninDeps {
   transaction: InTransaction<MailSigninRepositories>;
   core: SigninCore;
   mail: MailService;
+  emailProven: EmailProven;
   policy: MailSigninPolicy;
   now: () => number;
 }
@@ -211,11 +213,12 @@ export class MailSigninService {
         prove: async () => {
           const now = this.#d.now();
           const { mailSignins } = this.#d.repositories;
-          const live = await mailSignins.liveCodes(key, now, CODE_MAX_FAILURES);
+          // The try is counted against the email's live codes before it is compared, in one
+          // statement: tries at once never compare more than five with one code (decision 341).
+          const live = await mailSignins.takeTry(key, now, CODE_MAX_FAILURES);
           const given = code.replace(/[\s-]/g, '');
           const match = CODE_FORM.test(given) ? live.find((row) => sameCode(row, given)) : undefined;
           if (!match) {
-            await mailSignins.codeFailed(key, now);
             // The account guessed at, for its audit record: looked up for every email alike.
             const account = await this.#d.repositories.users.findByEmailKey(key);
             return { ok: false, userId: account?.id };
@@ -236,6 +239,7 @@ export class MailSigninService {
    */
   async #redeem(stored: StoredMailSignin, via: 'email_link' | 'email_code'): Promise<Proof> {
     const fail = (userId?: bigint): Proof => ({ ok: false, userId });
+    let unlinked = 0;
     try {
       const user = await this.#d.transaction(async (repos) => {
         const now = this.#d.now();
@@ -254,15 +258,19 @@ export class MailSigninService {
           if (await repos.users.findByEmailKey(stored.emailKey)) return undefined;
           user = await this.#create(repos, stored, via);
         }
+        const actor = { actorId: user.id };
         if (!user.emailVerified && (await repos.users.markEmailVerified(user.id, new Date(now)))) {
           await repos.journal.record(
-            { type: 'email.verified', userId: user.id, actor: { actorId: user.id }, details: { via } },
+            { type: 'email.verified', userId: user.id, actor, details: { via } },
             { type: 'email.verified', userId: user.id, data: { email: user.email } },
           );
           user = { ...user, emailVerified: true };
         }
+        // The mail reached the mailbox's owner, who takes the account (decision 340).
+        unlinked = await this.#d.emailProven.unlinkUnproven(repos, user, via, actor);
         return user;
       });
+      if (unlinked > 0) this.#d.mail.wake();
       if (!user) return fail(stored.userId ?? undefined);
       return { ok: true, user, secondFactor: { by: 'ticket' } };
     } catch (error) {

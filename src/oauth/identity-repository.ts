@@ -153,8 +153,10 @@ export class IdentitiesRepository {
     return row && toIdentity(row);
   }
 
-  /** The account's unproven identities, unlinked (a password reset: the mailbox's owner takes the account). */
-  /** Removes the account's unproven identities; those it removed (their id and provider). */
+  /**
+   * Removes the account's unproven identities; those it removed (their id and provider). Called by
+   * users/email-proven.ts's rule whenever the account's email is proven.
+   */
   async deleteUnproven(userId: bigint): Promise<{ id: string; provider: string }[]> {
     return this.#db
       .deleteFrom('identities')

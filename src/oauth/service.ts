@@ -11,6 +11,7 @@ import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.
 import type { MailService } from '../mail/service.ts';
 import type { SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
 import type { TotpFactor } from '../totp/repository.ts';
+import type { EmailProven } from '../users/email-proven.ts';
 import { signedInRecently } from '../users/reauth.ts';
 import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
 import { checkEmail, checkName, NAME_MAX } from '../users/rules.ts';
@@ -74,6 +75,8 @@ export interface OAuthServiceDeps {
   transaction: InTransaction<OAuthRepositories>;
   accountMail: AccountMail;
   mail: Pick<MailService, 'wake'>;
+  /** The rule of a proven email (users/email-proven.ts), for identities left unproven by an earlier proof. */
+  emailProven: EmailProven;
   /** The account's TOTP factor, for the native route's code. */
   factorOf(userId: bigint): Promise<TotpFactor | undefined>;
   /** OAUTH_SIGNUP. */
@@ -292,6 +295,15 @@ export class OAuthService {
     if (linked) {
       const user = await this.#d.users.findById(linked.userId);
       if (!user) throw new OAuthRefusal('OAUTH_FAILED', 'the account was deleted meanwhile');
+      if (!linked.proven && user.emailVerified) {
+        // Left by a proof of the mailbox from before every proof applied the rule (decision 340):
+        // the rule applies now, and the identity is a new one for that account, below.
+        await this.#d.transaction((repos) =>
+          this.#d.emailProven.unlinkUnproven(repos, user, 'already_verified', { actorId: null }),
+        );
+        this.#d.mail.wake();
+        return this.#accountFor(provider, profile, acceptLanguage, retried);
+      }
       const shown = acceptedEmail(profile.email);
       if (shown !== undefined && shown !== linked.email)
         await this.#d.identities.updateEmail(linked.id, shown);
@@ -318,8 +330,8 @@ export class OAuthService {
       if (!this.#d.signup) throw new OAuthRefusal('SIGNUP_CLOSED', 'OAUTH_SIGNUP is false');
       const created = await this.#create(claimed, key, acceptLanguage);
       this.#d.mail.wake();
-      // An email its provider did not verify may be anyone's: the identity signs in once the
-      // mailbox is proven, and a password reset unlinks it (decision 195).
+      // An email its provider did not verify may be anyone's: the identity waits for the mailbox,
+      // and whatever proves it unlinks the identity (decisions 195, 340).
       return { user: created, proven: verified };
     } catch (error) {
       if (!retried && (error instanceof IdentityTakenError || error instanceof EmailTakenError))

@@ -33,8 +33,8 @@ export interface IdentitiesTable {
   /**
    * 1 when the account's owner is known to have linked it: through a signed-in session, or by an
    * email both the provider and the account had verified. 0 when it made its account with an
-   * email its provider did not verify: it signs in only once the mailbox is proven, and a password
-   * reset (the mailbox's owner taking the account) unlinks it.
+   * email its provider did not verify: it never signs in, since whatever proves the mailbox (the
+   * mailbox's owner taking the account) unlinks it (users/email-proven.ts, decision 340).
    */
   proven: ColumnType<number, number, number>;
   created_at: ColumnType<Date, string, never>;

@@ -3,7 +3,6 @@ import type { InTransaction } from '../db/transactions.ts';
 import type { AccountMail } from '../mail/account-mail.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
 import type { MailService } from '../mail/service.ts';
-import type { IdentitiesRepository } from '../oauth/identity-repository.ts';
 import { checkPassword } from '../passwords/policy.ts';
 import type { PasswordRepositories, PasswordService } from '../passwords/service.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
@@ -11,12 +10,13 @@ import { AppError } from '../shared/errors.ts';
 import type { AccountTokensRepository } from '../tokens/repository.ts';
 import { hashAccountToken, isTokenShaped } from '../tokens/tokens.ts';
 import type { TotpRepository } from '../totp/repository.ts';
+import type { EmailProven, EmailProvenRepositories } from '../users/email-proven.ts';
 import type { UsersRepository } from '../users/repository.ts';
 import { emailKey } from '../users/user.ts';
 import { recordAsk } from './asks.ts';
 import type { ResetRequestsRepository } from './repository.ts';
 
-export interface RecoveryRepositories extends PasswordRepositories {
+export interface RecoveryRepositories extends PasswordRepositories, EmailProvenRepositories {
   users: UsersRepository;
   sessions: SessionsRepository;
   tokens: AccountTokensRepository;
@@ -25,8 +25,6 @@ export interface RecoveryRepositories extends PasswordRepositories {
   totp: TotpRepository;
   /** What apps signed in through Usher's provider hold (oidc/): revoked with a reset. */
   appAccess: { revokeAccount(userId: bigint): Promise<void> };
-  /** A reset unlinks the account's unproven provider identities. */
-  identities: Pick<IdentitiesRepository, 'deleteUnproven'>;
   journal: Journal;
 }
 
@@ -70,6 +68,7 @@ export class RecoveryService {
   readonly #throttle: ResetThrottle;
   readonly #accountMail: AccountMail;
   readonly #mail: MailService;
+  readonly #emailProven: EmailProven;
   readonly #policy: RecoveryPolicy;
   readonly #now: () => number;
 
@@ -80,6 +79,7 @@ export class RecoveryService {
     throttle: ResetThrottle;
     accountMail: AccountMail;
     mail: MailService;
+    emailProven: EmailProven;
     policy: RecoveryPolicy;
     now?: () => number;
   }) {
@@ -89,6 +89,7 @@ export class RecoveryService {
     this.#throttle = deps.throttle;
     this.#accountMail = deps.accountMail;
     this.#mail = deps.mail;
+    this.#emailProven = deps.emailProven;
     this.#policy = deps.policy;
     this.#now = deps.now ?? Date.now;
   }
@@ -163,9 +164,6 @@ export class RecoveryService {
       const ended = await repos.sessions.deleteForUser(user.id);
       await repos.appAccess.revokeAccount(user.id);
       await repos.tokens.voidAll(user.id, 'password-reset', now);
-      // The mailbox's owner takes the account: a provider identity that made it with an email its
-      // provider did not verify may be someone else's, and goes (decision 195).
-      const unlinked = await repos.identities.deleteUnproven(user.id);
       // Whoever was guessing codes with the old password has it no more.
       await repos.totp.clearFailures(user.id);
       // The link reached the address: it is proven now, as the row just marked.
@@ -182,13 +180,8 @@ export class RecoveryService {
           { type: 'email.verified', userId: user.id, data: { email: user.email } },
         );
       await repos.journal.sessionsEnded(user.id, ended, 'password_reset', actor);
-      for (const identity of unlinked) {
-        const data = { identityId: identity.id, provider: identity.provider, reason: 'password_reset' };
-        await repos.journal.record(
-          { type: 'identity.unlinked', userId: user.id, actor, details: data },
-          { type: 'identity.unlinked', userId: user.id, data },
-        );
-      }
+      // The mailbox's owner takes the account (decisions 195, 340).
+      await this.#emailProven.unlinkUnproven(repos, user, 'password_reset', actor);
       return user;
     });
     await this.#throttle.forgiveAccount(emailKey(user.email));
@@ -199,19 +192,23 @@ export class RecoveryService {
   /** POST /api/email/verify: the link proves the address it was sent to, if it is still the user's. */
   async verifyEmail(token: string): Promise<void> {
     if (!isTokenShaped(token)) throw invalidToken();
-    await this.#transaction(async (repos) => {
+    const unlinked = await this.#transaction(async (repos) => {
       const now = new Date(this.#now());
       const holder = await repos.tokens.consume(hashAccountToken(token), 'email-verify', now);
       const user = holder && (await repos.users.findById(holder.userId));
       // A link to an address the account no longer has proves nothing about the current one.
       if (!user || holder.email === null || emailKey(holder.email) !== emailKey(user.email))
         throw invalidToken();
+      const actor = { actorId: user.id };
       if (await repos.users.markEmailVerified(user.id, now))
         await repos.journal.record(
-          { type: 'email.verified', userId: user.id, actor: { actorId: user.id }, details: { via: 'link' } },
+          { type: 'email.verified', userId: user.id, actor, details: { via: 'link' } },
           { type: 'email.verified', userId: user.id, data: { email: user.email } },
         );
+      // The link reached the mailbox's owner, who takes the account (decision 340).
+      return this.#emailProven.unlinkUnproven(repos, user, 'email_verification', actor);
     });
+    if (unlinked > 0) this.#mail.wake();
   }
 
   /** POST /api/email/verify/resend: a new link, unless verified already or over the per-account limit. */

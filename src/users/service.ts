@@ -16,6 +16,7 @@ import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';
 import { type PageRequest, readPage } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
+import type { EmailProven, EmailProvenRepositories } from './email-proven.ts';
 import type { CheckedImport, ImportAccount, ImportResult } from './imports.ts';
 import type { EmailChangeLimits, RegistrationLimits } from './limits.ts';
 import type { LimitEventsRepository } from './limits-repository.ts';
@@ -118,7 +119,10 @@ const forbidden = () => new AppError('FORBIDDEN', 'A user may change or delete o
 const wrongCurrentPassword = () => invalid('currentPassword', 'is not your present password');
 
 /** What a user change that ends sessions writes, together. */
-export interface AccountRepositories extends AccountMailRepositories, PasswordRepositories {
+export interface AccountRepositories
+  extends AccountMailRepositories,
+    PasswordRepositories,
+    EmailProvenRepositories {
   users: UsersRepository;
   sessions: SessionsRepository;
   limits: LimitEventsRepository;
@@ -144,6 +148,7 @@ export class UsersService {
   readonly #reauth: Reauthentication;
   readonly #limits: UsersLimits;
   readonly #methods: AccountMethodReaders;
+  readonly #emailProven: EmailProven;
 
   constructor(deps: {
     users: UsersRepository;
@@ -156,6 +161,7 @@ export class UsersService {
     limits: UsersLimits;
     /** What GET /api/account says of the account's other sign-in methods. */
     methods: AccountMethodReaders;
+    emailProven: EmailProven;
   }) {
     this.#users = deps.users;
     this.#passwords = deps.passwords;
@@ -166,6 +172,7 @@ export class UsersService {
     this.#reauth = deps.reauth;
     this.#limits = deps.limits;
     this.#methods = deps.methods;
+    this.#emailProven = deps.emailProven;
   }
 
   /** The user, or USER_NOT_FOUND; thrown at once, not as a rejection, when the lookup answered at once. */
@@ -389,11 +396,13 @@ export class UsersService {
   async markEmailVerified(email: string): Promise<User> {
     const user = await this.findByEmail(email);
     await this.#transaction(async (repos) => {
-      if (!(await repos.users.markEmailVerified(user.id, new Date()))) return;
-      await repos.journal.record(
-        { type: 'email.verified', userId: user.id, details: { via: 'cli' } },
-        { type: 'email.verified', userId: user.id, data: { email: user.email } },
-      );
+      if (await repos.users.markEmailVerified(user.id, new Date()))
+        await repos.journal.record(
+          { type: 'email.verified', userId: user.id, details: { via: 'cli' } },
+          { type: 'email.verified', userId: user.id, data: { email: user.email } },
+        );
+      // The operator vouches for the mailbox: its owner takes the account (decision 340).
+      await this.#emailProven.unlinkUnproven(repos, user, 'cli');
     });
     return user;
   }

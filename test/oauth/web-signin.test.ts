@@ -229,7 +229,7 @@ describeEachStore('Sign in with a provider (HTTP)', (store) => {
     });
   }
 
-  test('a new identity whose provider email is not verified makes an account with emailVerified false, which it signs in to only once the mailbox is proven', async () => {
+  test('a new identity whose provider email is not verified makes an account with emailVerified false; proving the mailbox unlinks it, and the owner links it again from a session', async () => {
     const usher = apps.b;
     const person = providerPerson(provider, { email_verified: false });
     const before = await userCount();
@@ -244,6 +244,29 @@ describeEachStore('Sign in with a provider (HTTP)', (store) => {
     const [mail] = await waitForMails(smtp, person.email!, SUBJECTS.verify);
     const verified = await usher.t.post('/api/email/verify', { token: linkToken(mail!, '/verify-email') });
     assert.equal(verified.statusCode, 204, verified.body);
+    // Whoever proved the mailbox takes the account, and Usher cannot tell them from the identity's
+    // holder: the identity is unlinked (decision 340), and its sign-in is ACCOUNT_EXISTS.
+    await assertRefused(
+      usher,
+      await new Browser().flow(usher, provider, { login: person.login }),
+      'ACCOUNT_EXISTS',
+    );
+    await waitForMails(smtp, person.email!, /unlinked/i);
+    // The owner sets a password through the mailbox, signs in, and links the identity from the
+    // session: proven, it signs in.
+    assert.equal((await usher.t.post('/api/password/forgot', { email: person.email })).statusCode, 202);
+    const [reset] = await waitForMails(smtp, person.email!, SUBJECTS.reset);
+    const password = 'the owner’s own passphrase';
+    const set = await usher.t.post('/api/password/reset', {
+      token: linkToken(reset!, '/reset-password'),
+      password,
+    });
+    assert.equal(set.statusCode, 204, set.body);
+    const browser = new Browser();
+    await browser.passwordSignIn(usher, { email: person.email!, password });
+    const linked = await browser.flow(usher, provider, { login: person.login, intent: 'link' });
+    assert.equal(linked.callback.status, 303);
+    assert.equal(linked.location?.href, `${usher.base}/account`, 'linked, no error');
     const token = await assertSignedIn(
       usher,
       await new Browser().flow(usher, provider, { login: person.login }),

@@ -159,6 +159,17 @@ export interface Config {
   };
   /** Passkey sign-in options per client address per window (each stores a challenge); more get 429. */
   passkeyOptions: { perAddress: number; windowMs: number };
+  /**
+   * The OpenID Connect provider's requests that may store a row, per client address per window,
+   * counted in the shared database; more get 429: authorization requests (GET or POST /oidc/auth,
+   * each may store an interaction) and pushed authorization requests (POST /oidc/request).
+   */
+  oidcLimits: {
+    /** OIDC_AUTHORIZATIONS_MAX_PER_ADDRESS */
+    authorizations: { perAddress: number; windowMs: number };
+    /** OIDC_PUSHED_REQUESTS_MAX_PER_ADDRESS */
+    pushed: { perAddress: number; windowMs: number };
+  };
   emailChange: {
     /** Email changes per account per window; more get 429. */
     perAccount: number;
@@ -559,6 +570,16 @@ export function loadConfig(env: Env = process.env): Config {
     passkeyOptions: {
       perAddress: integer(env, 'PASSKEY_OPTIONS_MAX_PER_ADDRESS', 100, 1, 1_000_000),
       windowMs: 15 * 60 * 1000,
+    },
+    oidcLimits: {
+      authorizations: {
+        perAddress: integer(env, 'OIDC_AUTHORIZATIONS_MAX_PER_ADDRESS', 300, 1, 1_000_000),
+        windowMs: 15 * 60 * 1000,
+      },
+      pushed: {
+        perAddress: integer(env, 'OIDC_PUSHED_REQUESTS_MAX_PER_ADDRESS', 100, 1, 1_000_000),
+        windowMs: 15 * 60 * 1000,
+      },
     },
     emailChange: {
       perAccount: integer(env, 'EMAIL_CHANGE_MAX_PER_ACCOUNT', 3, 1, 1000),

@@ -100,6 +100,10 @@ export interface Services {
     emailChange: EmailChangeLimits;
     passkeyOptions: AddressLimits;
     oauthStart: AddressLimits;
+    /** Authorization requests to the OpenID Connect provider (each may store an interaction). */
+    oidcAuthorization: AddressLimits;
+    /** Pushed authorization requests (each stores the request). */
+    oidcPushedRequest: AddressLimits;
   };
   /** The audit log as support and users read it, and its retention. */
   audit: AuditService;
@@ -204,6 +208,20 @@ export function createServices(config: Config, database: Database, options: Serv
       now,
       scope: 'oauth-start',
       message: 'Too many provider sign-ins started from this address; try again later.',
+    }),
+    oidcAuthorization: new AddressLimits({
+      policy: config.oidcLimits.authorizations,
+      events: repos.limits,
+      now,
+      scope: 'oidc-authorization',
+      message: 'Too many authorization requests from this address; try again later.',
+    }),
+    oidcPushedRequest: new AddressLimits({
+      policy: config.oidcLimits.pushed,
+      events: repos.limits,
+      now,
+      scope: 'oidc-pushed-request',
+      message: 'Too many pushed authorization requests from this address; try again later.',
     }),
   };
   const sessions = new SessionService({ sessions: repos.sessions, policy: config.session, now, transaction });

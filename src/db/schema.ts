@@ -104,7 +104,9 @@ export type LimitScope =
   | 'email-change'
   | 'email-change-mail'
   | 'passkey-options'
-  | 'oauth-start';
+  | 'oauth-start'
+  | 'oidc-authorization'
+  | 'oidc-pushed-request';
 
 /** One counted event of a limit kept in the shared database (users/limits.ts). */
 export interface LimitEventsTable {

@@ -1,6 +1,7 @@
 // oidc-provider's storage interface over Kysely, one code path for SQLite and PostgreSQL
 // (model-repository.ts). Clients come from the operator's registry, never from its store.
 import type { Adapter, AdapterPayload, errors as OidcErrors } from 'oidc-provider';
+import { oversized, PAYLOAD_MAX } from './bounds.ts';
 import type { ClientRegistry } from './clients.ts';
 import type { OidcModelsRepository } from './model-repository.ts';
 
@@ -45,6 +46,15 @@ export function adapterFactory(
     }
     return {
       async upsert(id: string, payload: AdapterPayload, expiresIn: number) {
+        // A provider session without a person holds nothing worth a row: oidc-provider saves one
+        // for any browser that asks to sign out (its sign-out form's xsrf secret), whoever sends
+        // it. Usher answers such a sign-out without the form (oidc/provider.ts), and no other
+        // flow reads a session before it has an account.
+        if (model === 'Session' && !payload.accountId) return;
+        if (model in PAYLOAD_MAX) {
+          const refused = oversized(model, payload as Record<string, unknown>, JSON.stringify(payload));
+          if (refused) throw new errors.InvalidRequest(refused);
+        }
         await models.upsert(model, id, {
           payload: payload as Record<string, unknown>,
           grantId: GRANTABLE.has(model) ? payload.grantId : undefined,

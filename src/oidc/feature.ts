@@ -1,9 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import middie from '@fastify/middie';
 import type { Feature } from '../features.ts';
+import { languageHeaders, pageLocale } from '../pages/i18n.ts';
+import { labelRoute } from '../plugins/pipeline.ts';
+import { AppError } from '../shared/errors.ts';
+import type { AddressLimits } from '../users/limits.ts';
 import { interactionRoutes } from './interactions.ts';
 import { createOidc } from './migrations/2026-11-25-0017-oidc.ts';
 import { createOidcLoginBaselines } from './migrations/2026-12-07-0025-oidc-login-baselines.ts';
+import { errorPage } from './pages.ts';
 import { INTERACTION_PATH, OIDC_PREFIX, OidcHost } from './provider.ts';
 import { sessionTokenRoutes } from './session-token.ts';
 
@@ -48,6 +53,56 @@ function trustedForwarding(req: IncomingMessage): void {
   if (judged.ip) req.headers['x-forwarded-for'] = judged.ip;
 }
 
+/** The provider's endpoints (under OIDC_PREFIX) as the metrics' `route` label: a bounded set. */
+const AUTHORIZATION = `${OIDC_PREFIX}/auth`;
+const PUSHED_REQUEST = `${OIDC_PREFIX}/request`;
+const ROUTES = new Set(
+  [
+    '/.well-known/openid-configuration',
+    '/auth',
+    '/token',
+    '/token/introspection',
+    '/token/revocation',
+    '/me',
+    '/jwks',
+    '/request',
+    '/session/end',
+    '/session/end/confirm',
+    '/session/end/success',
+  ].map((path) => `${OIDC_PREFIX}${path}`),
+);
+
+/** The route label of a URL under the provider (its prefix stripped by middie). */
+function routeOf(url: string): string {
+  const query = url.indexOf('?');
+  const path = `${OIDC_PREFIX}${query === -1 ? url : url.slice(0, query)}`;
+  if (ROUTES.has(path)) return path;
+  // The library's resume step, back from Usher's interaction pages.
+  if (/^\/oidc\/auth\/[^/]+$/.test(path)) return `${OIDC_PREFIX}/auth/:uid`;
+  return `${OIDC_PREFIX}/*`;
+}
+
+/**
+ * Past an address's budget: 429 with Retry-After, before the provider stores anything. A browser's
+ * authorization request gets a page; a client's pushed request gets JSON in OAuth's shape.
+ */
+function tooMany(req: IncomingMessage, res: ServerResponse, route: string, error: AppError): void {
+  res.statusCode = 429;
+  for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
+  if (route === PUSHED_REQUEST) {
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+    res.end(JSON.stringify({ error: 'too_many_requests', error_description: error.message }));
+    return;
+  }
+  const locale = pageLocale(req.headers['accept-language']);
+  languageHeaders(
+    { getHeader: (name) => res.getHeader(name), header: (name, value) => res.setHeader(name, value) },
+    locale,
+  );
+  res.setHeader('content-type', 'text/html; charset=utf-8');
+  res.end(errorPage(locale, 'too_many_requests', error.message));
+}
+
 /**
  * Usher as an OpenID Connect provider (issue 28): oidc-provider mounted under /oidc with
  * @fastify/middie, Usher's login and consent pages, and POST /api/session/token.
@@ -58,14 +113,18 @@ export const oidcFeature: Feature = {
     '2026-11-25-0017-oidc': createOidc,
     '2026-12-07-0025-oidc-login-baselines': createOidcLoginBaselines,
   },
-  housekeeping: async ({ oidc }) => {
+  housekeeping: async ({ oidc, limits }) => {
     const now = Date.now();
-    await oidc.models.deleteExpired(now);
+    await Promise.all([
+      oidc.models.deleteExpired(now),
+      limits.oidcAuthorization.purge(),
+      limits.oidcPushedRequest.purge(),
+    ]);
     for (let round = 0; round < BASELINE_PURGE_ROUNDS; round++)
       if ((await oidc.baselines.deleteExpired(now, BASELINE_PURGE_BATCH)) < BASELINE_PURGE_BATCH) break;
   },
   routes: async (app, { services, guard, config, log }) => {
-    const { oidc, sessions, users } = services;
+    const { oidc, sessions, users, limits } = services;
     const publicHost = new URL(config.publicUrl).host;
     const now = services.now;
     const host = new OidcHost({
@@ -94,10 +153,17 @@ export const oidcFeature: Feature = {
         'ENCRYPTION_KEY is not set: the OpenID Connect provider (/oidc) answers 503 on PostgreSQL until it is',
       );
 
+    const budgets: Record<string, AddressLimits> = {
+      [AUTHORIZATION]: limits.oidcAuthorization,
+      [PUSHED_REQUEST]: limits.oidcPushedRequest,
+    };
+
     await app.register(middie);
     app.use(OIDC_PREFIX, (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => {
       // Usher's own pages under the provider's path are Fastify routes.
       if (req.url?.startsWith(`${INTERACTION_SUFFIX}/`)) return next();
+      const route = routeOf(req.url ?? '/');
+      labelRoute(req, route);
       trustedForwarding(req);
       // Discovery and the endpoints are built from the request's host: always PUBLIC_URL's, never
       // what a client wrote in Host (which a cache in front could then hand to everyone).
@@ -115,7 +181,22 @@ export const oidcFeature: Feature = {
         );
         return;
       }
-      host.handle(req, res).catch(next);
+      const budget = budgets[route];
+      if (!budget || (req.method !== 'GET' && req.method !== 'POST')) {
+        host.handle(req, res).catch(next);
+        return;
+      }
+      const address = (req as IncomingMessage & { ip?: string }).ip ?? req.socket.remoteAddress ?? '';
+      budget
+        .take(address)
+        .then(
+          () => host.handle(req, res),
+          (error: unknown) => {
+            if (!(error instanceof AppError) || error.statusCode !== 429) throw error;
+            tooMany(req, res, route, error);
+          },
+        )
+        .catch(next);
     });
 
     await app.register(interactionRoutes, {

@@ -3,7 +3,7 @@
 // registered clients (clients.ts) and its own pages (interactions.ts, pages.ts). The provider is
 // built on first use and built again when the key set changes: it holds its keys from its start,
 // and everything else it knows is in the database, so a new instance takes over seamlessly.
-import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Configuration, KoaContextWithOIDC, default as Provider } from 'oidc-provider';
@@ -12,6 +12,7 @@ import type { ActiveSession } from '../sessions/service.ts';
 import type { Awaitable } from '../shared/awaitable.ts';
 import type { User } from '../users/user.ts';
 import { type AdapterStores, adapterFactory } from './adapter.ts';
+import { PARAMETER_MAX } from './bounds.ts';
 import type { OidcConsentsRepository } from './client-repository.ts';
 import type { ClientRegistry } from './clients.ts';
 import {
@@ -113,6 +114,11 @@ export function requested(ctx: KoaContextWithOIDC): {
   };
 }
 
+/** The provider session of a Usher session (its token's digest): the same on every request. */
+function providerSessionId(usherTokenHash: string): string {
+  return createHash('sha256').update(`usher oidc session\0${usherTokenHash}`).digest('base64url');
+}
+
 /** The `sub` of a user: the id in decimal (CONTRACT). */
 const SUBJECT = /^[1-9][0-9]{0,18}$/;
 
@@ -178,6 +184,7 @@ export class OidcHost {
     provider.proxy = this.#d.settings.proxy;
     provider.on('server_error', (_ctx, err) => this.#d.log.error({ err }, 'oidc: server error'));
     this.#endsUsherSessionOnLogout(provider);
+    this.#signsOutWithoutSessionAtOnce(provider);
     if (this.#built && this.#built.fingerprint !== snapshot.fingerprint)
       this.#d.log.info({ keys: snapshot.fingerprint }, 'oidc: signing keys changed; provider rebuilt');
     const jwk = snapshot.jwks.find((key) => (key as { alg?: string }).alg === ACCESS_TOKEN_ALG)!;
@@ -223,6 +230,41 @@ export class OidcHost {
           `usher_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${ctx.secure ? '; Secure' : ''}`,
         );
       }
+    });
+  }
+
+  /**
+   * A sign-out from a browser without a provider session has nobody to sign out: the library
+   * would still save a session to carry its self-submitting form's xsrf secret and the `state` to
+   * the confirm step, a row per request for anyone who asks (issue 40). Its outcome is known
+   * here, so the browser is sent there at once, where the confirm step would have sent it: the
+   * registered post_logout_redirect_uri (checked by the library) with `state`, else the
+   * signed-out page. The adapter stores no session without an account, and the cookies set for
+   * it (naming a session that was not stored) are not sent: the library sets no other here.
+   */
+  #signsOutWithoutSessionAtOnce(provider: Provider): void {
+    provider.use(async (ctx, next) => {
+      await next();
+      const oidc = (ctx as KoaContextWithOIDC).oidc;
+      if (oidc?.route !== 'end_session' || ctx.status !== 200 || !oidc.session || oidc.session.accountId)
+        return;
+      const back = oidc.params?.post_logout_redirect_uri;
+      const state = oidc.params?.state;
+      ctx.remove('set-cookie');
+      if (typeof state === 'string' && state.length > PARAMETER_MAX) {
+        ctx.status = 400;
+        ctx.type = 'html';
+        ctx.body = errorPage(
+          localeOf(ctx),
+          'invalid_request',
+          `state must be at most ${PARAMETER_MAX} characters`,
+        );
+        return;
+      }
+      const to = typeof back === 'string' ? new URL(back) : new URL(oidc.urlFor('end_session_success'));
+      if (typeof back === 'string' && typeof state === 'string') to.searchParams.set('state', state);
+      ctx.redirect(to.href);
+      ctx.status = 303;
     });
   }
 
@@ -303,6 +345,19 @@ export class OidcHost {
           return accountId === userId ? policy.Check.NO_NEED_TO_PROMPT : policy.Check.REQUEST_PROMPT;
         const account = await findAccount(ctx, userId);
         if (!account) return policy.Check.REQUEST_PROMPT;
+        // One provider session per Usher session, whatever the browser does with the provider's
+        // cookie: its id is derived from the Usher session, so a browser that drops the cookie
+        // (or a script that never keeps it) finds the same session, and with it the grant it
+        // holds for this client, on every authorization request, instead of a new session and a
+        // new grant each time (issue 40: 600 requests made 600 of each). The id is no credential:
+        // the cookie naming it is signed, and the Usher session is asked for as well (above).
+        const id = providerSessionId(usher.tokenHash);
+        const earlier = await oidc.provider.Session.find(id);
+        oidc.session!.jti = id;
+        if (earlier && earlier.accountId === userId) {
+          oidc.session!.uid = earlier.uid;
+          if (earlier.authorizations) oidc.session!.authorizations = earlier.authorizations;
+        }
         oidc.session!.loginAccount({
           accountId: userId,
           loginTs: Math.floor(usher.createdAt.getTime() / 1000),

@@ -2,6 +2,7 @@
 // the refusals that need no route (shutting down, no Host, schema not ready), the security headers,
 // then, once the response is sent, the metrics and the access-log line. What each of them needs to
 // know about the route is worked out once per route, not per request (docs/benchmarks.md).
+import type { IncomingMessage } from 'node:http';
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { SchemaReadiness } from '../db/schema-readiness.ts';
@@ -66,6 +67,15 @@ class RouteInfo {
 }
 
 const ROUTE_INFO = Symbol('usher.routeInfo');
+const RAW_LABEL = Symbol('usher.routeLabel');
+
+/**
+ * The route label of a request answered outside Fastify's router (a middleware under /oidc): one
+ * of a fixed set its caller picks from the URL, never the URL itself.
+ */
+export function labelRoute(raw: IncomingMessage, label: string): void {
+  (raw as IncomingMessage & { [RAW_LABEL]?: string })[RAW_LABEL] = label;
+}
 type ConfigWithInfo = FastifyContextConfig & { [ROUTE_INFO]?: RouteInfo };
 
 export interface PipelineOptions {
@@ -123,7 +133,14 @@ export const pipelinePlugin = fp<PipelineOptions>(
     app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
       // Null when the request never reached onRequest (refused by the router, or by the shutdown check).
       const route = request.usherRoute ?? routeOf(request);
-      metrics.record(route.series(request.method), reply.statusCode, reply.elapsedTime / 1000);
+      const label = route.matched
+        ? undefined
+        : (request.raw as IncomingMessage & { [RAW_LABEL]?: string })[RAW_LABEL];
+      metrics.record(
+        label ? metrics.series(request.method, label) : route.series(request.method),
+        reply.statusCode,
+        reply.elapsedTime / 1000,
+      );
       accessLog?.(request, reply, route.pathOnly);
       done();
     });

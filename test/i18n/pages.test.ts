@@ -105,36 +105,14 @@ describeEachStore('Pages in the browser’s language (HTTP)', (store) => {
   });
 
   test('the signed-out page, in French', async () => {
-    // Without a session the provider's sign-out posts its own form at once; the page after it is Usher's.
-    const ask = await fetch(`${t.base}/oidc/session/end`, { headers: { 'accept-language': 'fr-FR' } });
-    const cookie = ask.headers
-      .getSetCookie()
-      .map((line) => line.split(';')[0])
-      .join('; ');
-    const html = await ask.text();
-    const action = /<form method="post" action="([^"]+)">/.exec(html)?.[1];
-    assert.ok(action, html);
-    const fields = Object.fromEntries(
-      [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g)].map((m) => [
-        m[1]!,
-        m[2]!,
-      ]),
-    );
-    const done = await fetch(action, {
-      method: 'POST',
+    // Without a session there is nobody to sign out: straight to the signed-out page, which is Usher's.
+    const done = await fetch(`${t.base}/oidc/session/end`, {
       redirect: 'manual',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        'accept-language': 'fr-FR',
-        cookie,
-        origin: t.base,
-        'sec-fetch-site': 'same-origin',
-      },
-      body: new URLSearchParams(fields).toString(),
+      headers: { 'accept-language': 'fr-FR' },
     });
     assert.equal(done.status, 303);
     const success = await fetch(new URL(done.headers.get('location')!, t.base), {
-      headers: { 'accept-language': 'fr-FR', cookie },
+      headers: { 'accept-language': 'fr-FR' },
     });
     const page = await success.text();
     assert.equal(success.status, 200, page);

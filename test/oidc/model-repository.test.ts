@@ -60,6 +60,31 @@ describeEachStore('oidc_models', (store) => {
     assert.equal(left.length, 0);
   });
 
+  test('ISSUE 40: the purge removes expired rows in bounded statements: one round of 10 removes 10, the rest in further rounds, live rows kept', async () => {
+    const now = Date.now();
+    // Rows of other tests of this file, in any order, may have expired too: gone first.
+    await models.deleteExpired(now);
+    for (let i = 0; i < 25; i++)
+      await models.upsert('Interaction', id(), { payload: { i }, expiresAt: now - 1000 - i });
+    const live = id();
+    await models.upsert('Interaction', live, { payload: { live: true }, expiresAt: now + 60_000 });
+    const expired = async () =>
+      Number(
+        (
+          await database.db
+            .selectFrom('oidc_models')
+            .select((eb) => eb.fn.countAll<bigint | number>().as('n'))
+            .where('expires_ms', '<=', BigInt(now))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    assert.equal(await models.deleteExpired(now, { limit: 10, rounds: 1 }), 10, 'one statement, ten rows');
+    assert.equal(await expired(), 15);
+    assert.equal(await models.deleteExpired(now, { limit: 10 }), 15, 'the rest, over two more statements');
+    assert.equal(await expired(), 0);
+    assert.notEqual(await models.find('Interaction', live, now), undefined);
+  });
+
   test('of 20 simultaneous spends of one code exactly one wins, and the row says it is spent', async () => {
     const value = id();
     await models.upsert('AuthorizationCode', value, {

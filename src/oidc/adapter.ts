@@ -1,6 +1,8 @@
 // oidc-provider's storage interface over Kysely, one code path for SQLite and PostgreSQL
 // (model-repository.ts). Clients come from the operator's registry, never from its store.
-import type { Adapter, AdapterPayload, errors as OidcErrors } from 'oidc-provider';
+import type { IncomingMessage } from 'node:http';
+import type { Adapter, AdapterPayload, KoaContextWithOIDC, errors as OidcErrors } from 'oidc-provider';
+import { AppError } from '../shared/errors.ts';
 import { oversized, PAYLOAD_MAX } from './bounds.ts';
 import type { ClientRegistry } from './clients.ts';
 import type { OidcModelsRepository } from './model-repository.ts';
@@ -24,12 +26,73 @@ const CONSUMABLE: Record<string, string> = {
   RefreshToken: 'refresh token already used',
 };
 
+/** A budget per client address (users/limits.ts's `AddressLimits`): `take` throws a 429 past it. */
+export interface AddressBudget {
+  take(address: string): Promise<void>;
+}
+
+/**
+ * What anonymous requests make the provider store, charged to the asking address (issue 40):
+ * `authorization` for what an authorization request stores, `pushed` for pushed requests.
+ */
+export interface StorageBudgets {
+  authorization: AddressBudget;
+  pushed: AddressBudget;
+  /** The provider's request being answered (oidc-provider's `Provider.ctx`), if any. */
+  current(): KoaContextWithOIDC | undefined;
+}
+
+/** Rows each request can add a new one of, whatever route stores them. */
+const CHARGED = new Set(['Interaction', 'PushedAuthorizationRequest']);
+
+/**
+ * Resume puts the next step's interaction in place of the one it has just destroyed (or saves the
+ * one it read), and what it issues comes of an interaction already charged: it adds no row.
+ */
+const RESUMES = new Set(['resume', 'device_resume']);
+
+/**
+ * Charges the request being answered, once, before the first row it stores: an authorization
+ * request for anything but the provider session (one per Usher session, decision 328, and saved
+ * after the answer is written), any other request for an interaction or a pushed request. The
+ * route is the one oidc-provider's router chose, so no spelling of the path (letter case, a
+ * trailing `/`, HEAD for GET) goes uncounted. Past the budget: 429 with Retry-After, answered by
+ * the library's error handler as a page (`allow_redirect` off: not sent on to the app) or, for
+ * PAR, OAuth's JSON.
+ */
+function charger(budgets: StorageBudgets | undefined, errors: typeof OidcErrors) {
+  const charged = new WeakSet<object>();
+  return async (model: string): Promise<void> => {
+    const ctx = budgets?.current();
+    if (!budgets || !ctx || charged.has(ctx)) return;
+    const route = ctx.oidc.route;
+    if (RESUMES.has(route)) return;
+    if (!CHARGED.has(model) && !(route === 'authorization' && model !== 'Session')) return;
+    charged.add(ctx);
+    const pushed = route === 'pushed_authorization_request' || model === 'PushedAuthorizationRequest';
+    const req = ctx.req as IncomingMessage & { ip?: string };
+    try {
+      await (pushed ? budgets.pushed : budgets.authorization).take(req.ip ?? req.socket.remoteAddress ?? '');
+    } catch (error) {
+      if (!(error instanceof AppError) || error.statusCode !== 429) throw error;
+      for (const [name, value] of Object.entries(error.headers ?? {})) ctx.set(name, value);
+      throw Object.assign(new errors.CustomOIDCProviderError('too_many_requests', error.message), {
+        status: 429,
+        statusCode: 429,
+        allow_redirect: false,
+      });
+    }
+  };
+}
+
 export function adapterFactory(
   stores: AdapterStores,
   clients: ClientRegistry,
   errors: typeof OidcErrors,
+  budgets?: StorageBudgets,
 ): (model: string) => Adapter {
   const { models } = stores;
+  const charge = charger(budgets, errors);
   return (model) => {
     if (model === 'Client') {
       return {
@@ -51,6 +114,7 @@ export function adapterFactory(
         // it. Usher answers such a sign-out without the form (oidc/provider.ts), and no other
         // flow reads a session before it has an account.
         if (model === 'Session' && !payload.accountId) return;
+        await charge(model);
         if (model in PAYLOAD_MAX) {
           const refused = oversized(model, payload as Record<string, unknown>, JSON.stringify(payload));
           if (refused) throw new errors.InvalidRequest(refused);

@@ -1,14 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import middie from '@fastify/middie';
 import type { Feature } from '../features.ts';
-import { languageHeaders, pageLocale } from '../pages/i18n.ts';
 import { labelRoute } from '../plugins/pipeline.ts';
-import { AppError } from '../shared/errors.ts';
-import type { AddressLimits } from '../users/limits.ts';
 import { interactionRoutes } from './interactions.ts';
 import { createOidc } from './migrations/2026-11-25-0017-oidc.ts';
 import { createOidcLoginBaselines } from './migrations/2026-12-07-0025-oidc-login-baselines.ts';
-import { errorPage } from './pages.ts';
 import { INTERACTION_PATH, OIDC_PREFIX, OidcHost } from './provider.ts';
 import { sessionTokenRoutes } from './session-token.ts';
 
@@ -54,8 +50,6 @@ function trustedForwarding(req: IncomingMessage): void {
 }
 
 /** The provider's endpoints (under OIDC_PREFIX) as the metrics' `route` label: a bounded set. */
-const AUTHORIZATION = `${OIDC_PREFIX}/auth`;
-const PUSHED_REQUEST = `${OIDC_PREFIX}/request`;
 const ROUTES = new Set(
   [
     '/.well-known/openid-configuration',
@@ -72,35 +66,20 @@ const ROUTES = new Set(
   ].map((path) => `${OIDC_PREFIX}${path}`),
 );
 
-/** The route label of a URL under the provider (its prefix stripped by middie). */
+/**
+ * The route label of a URL under the provider (its prefix stripped by middie), found as
+ * oidc-provider's router finds the route: ASCII letters in any case, one trailing `/` dropped
+ * (HEAD is answered by the GET route), so `/oidc/AUTH/` is `/oidc/auth`.
+ */
 function routeOf(url: string): string {
   const query = url.indexOf('?');
-  const path = `${OIDC_PREFIX}${query === -1 ? url : url.slice(0, query)}`;
+  let path = query === -1 ? url : url.slice(0, query);
+  if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+  path = `${OIDC_PREFIX}${path.replace(/[A-Z]+/g, (letters) => letters.toLowerCase())}`;
   if (ROUTES.has(path)) return path;
   // The library's resume step, back from Usher's interaction pages.
   if (/^\/oidc\/auth\/[^/]+$/.test(path)) return `${OIDC_PREFIX}/auth/:uid`;
   return `${OIDC_PREFIX}/*`;
-}
-
-/**
- * Past an address's budget: 429 with Retry-After, before the provider stores anything. A browser's
- * authorization request gets a page; a client's pushed request gets JSON in OAuth's shape.
- */
-function tooMany(req: IncomingMessage, res: ServerResponse, route: string, error: AppError): void {
-  res.statusCode = 429;
-  for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
-  if (route === PUSHED_REQUEST) {
-    res.setHeader('content-type', 'application/json; charset=utf-8');
-    res.end(JSON.stringify({ error: 'too_many_requests', error_description: error.message }));
-    return;
-  }
-  const locale = pageLocale(req.headers['accept-language']);
-  languageHeaders(
-    { getHeader: (name) => res.getHeader(name), header: (name, value) => res.setHeader(name, value) },
-    locale,
-  );
-  res.setHeader('content-type', 'text/html; charset=utf-8');
-  res.end(errorPage(locale, 'too_many_requests', error.message));
 }
 
 /**
@@ -138,6 +117,8 @@ export const oidcFeature: Feature = {
       clients: oidc.clients,
       consents: oidc.consents,
       stores: { models: oidc.models },
+      // Charged where the provider stores a new row, whatever the path's spelling (adapter.ts).
+      budgets: { authorization: limits.oidcAuthorization, pushed: limits.oidcPushedRequest },
       userById: async (id) => users.find(id),
       rolesOf: (id) => users.rolesOf(id),
       browserSession: (cookie) => guard.browserSession(cookie),
@@ -153,17 +134,11 @@ export const oidcFeature: Feature = {
         'ENCRYPTION_KEY is not set: the OpenID Connect provider (/oidc) answers 503 on PostgreSQL until it is',
       );
 
-    const budgets: Record<string, AddressLimits> = {
-      [AUTHORIZATION]: limits.oidcAuthorization,
-      [PUSHED_REQUEST]: limits.oidcPushedRequest,
-    };
-
     await app.register(middie);
     app.use(OIDC_PREFIX, (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => {
       // Usher's own pages under the provider's path are Fastify routes.
       if (req.url?.startsWith(`${INTERACTION_SUFFIX}/`)) return next();
-      const route = routeOf(req.url ?? '/');
-      labelRoute(req, route);
+      labelRoute(req, routeOf(req.url ?? '/'));
       trustedForwarding(req);
       // Discovery and the endpoints are built from the request's host: always PUBLIC_URL's, never
       // what a client wrote in Host (which a cache in front could then hand to everyone).
@@ -181,22 +156,7 @@ export const oidcFeature: Feature = {
         );
         return;
       }
-      const budget = budgets[route];
-      if (!budget || (req.method !== 'GET' && req.method !== 'POST')) {
-        host.handle(req, res).catch(next);
-        return;
-      }
-      const address = (req as IncomingMessage & { ip?: string }).ip ?? req.socket.remoteAddress ?? '';
-      budget
-        .take(address)
-        .then(
-          () => host.handle(req, res),
-          (error: unknown) => {
-            if (!(error instanceof AppError) || error.statusCode !== 429) throw error;
-            tooMany(req, res, route, error);
-          },
-        )
-        .catch(next);
+      host.handle(req, res).catch(next);
     });
 
     await app.register(interactionRoutes, {

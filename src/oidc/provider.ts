@@ -11,7 +11,7 @@ import { languageHeaders, pageLocale } from '../pages/i18n.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import type { Awaitable } from '../shared/awaitable.ts';
 import type { User } from '../users/user.ts';
-import { type AdapterStores, adapterFactory } from './adapter.ts';
+import { type AdapterStores, type AddressBudget, adapterFactory } from './adapter.ts';
 import { PARAMETER_MAX } from './bounds.ts';
 import type { OidcConsentsRepository } from './client-repository.ts';
 import type { ClientRegistry } from './clients.ts';
@@ -60,6 +60,8 @@ export interface OidcHostDeps {
   clients: ClientRegistry;
   consents: Pick<OidcConsentsRepository, 'find'>;
   stores: AdapterStores;
+  /** Per client address: what authorization requests and pushed requests store (adapter.ts). */
+  budgets: { authorization: AddressBudget; pushed: AddressBudget };
   userById(id: bigint): Promise<User | undefined>;
   /** The application's own roles of a user, carried in ID and access tokens as `roles`. */
   rolesOf(id: bigint): Promise<string[]>;
@@ -179,7 +181,7 @@ export class OidcHost {
     const { default: ProviderClass, errors, interactionPolicy } = await this.module();
     const provider = new ProviderClass(
       this.#d.settings.issuer,
-      this.#configuration(snapshot, errors, interactionPolicy),
+      this.#configuration(snapshot, errors, interactionPolicy, () => ProviderClass.ctx),
     );
     provider.proxy = this.#d.settings.proxy;
     provider.on('server_error', (_ctx, err) => this.#d.log.error({ err }, 'oidc: server error'));
@@ -302,6 +304,7 @@ export class OidcHost {
     keys: KeySnapshot,
     errors: OidcModule['errors'],
     policy: OidcModule['interactionPolicy'],
+    current: () => KoaContextWithOIDC | undefined,
   ): Configuration {
     const { settings } = this.#d;
     const d = this.#d;
@@ -380,7 +383,7 @@ export class OidcHost {
       0,
     );
     return {
-      adapter: adapterFactory(this.#d.stores, this.#d.clients, errors),
+      adapter: adapterFactory(this.#d.stores, this.#d.clients, errors, { ...d.budgets, current }),
       clients: [],
       jwks: { keys: keys.jwks as NonNullable<Configuration['jwks']>['keys'] },
       cookies: {

@@ -42,9 +42,10 @@ function pushedRequest(
   t: OidcTestApp,
   registered: { clientId: string; clientSecret?: string },
   params: Record<string, string> = {},
+  path = '/request',
 ): Promise<Response> {
   const basic = Buffer.from(`${registered.clientId}:${registered.clientSecret}`).toString('base64');
-  return fetch(`${t.issuer}/request`, {
+  return fetch(`${t.issuer}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${basic}` },
     body: new URLSearchParams({
@@ -246,6 +247,37 @@ describeEachStore('OpenID Connect storage', (store) => {
     assert.ok(![...routes].some((route) => route.includes('nope')), 'no raw path as a label');
     assert.doesNotMatch(text, /usher_http_requests_total\{[^}]*route="unmatched"[^}]*\} [1-9]/);
   });
+
+  test("ISSUE 40: a path spelled as the provider's router reads it (any case, one trailing slash) is counted under the route it reaches", async () => {
+    const config = await relyingParty(t, await addClient(t));
+    /** Requests counted under `route`, whatever their method and status. */
+    const counted = async (route: string) => {
+      let sum = 0;
+      for (const m of (await t.get('/metrics')).body.matchAll(
+        /^usher_http_requests_total\{([^}]*)\} ([0-9.]+)$/gm,
+      ))
+        if (m[1]!.includes(`route="${route}"`)) sum += Number(m[2]);
+      return sum;
+    };
+    const jwks = await counted('/oidc/jwks');
+    const auth = await counted('/oidc/auth');
+    for (const path of ['/JWKS', '/Jwks/']) {
+      const response = await fetch(`${t.issuer}${path}`);
+      assert.equal(response.status, 200, path);
+      await response.body?.cancel();
+    }
+    for (const path of ['/AUTH/', '/Auth']) {
+      const url = (await authorizationRequest(config)).url;
+      url.pathname = `/oidc${path}`;
+      const response = await fetch(url, { redirect: 'manual' });
+      assert.equal(response.status, 303, path);
+      await response.body?.cancel();
+    }
+    assert.equal(await counted('/oidc/jwks'), jwks + 2);
+    assert.equal(await counted('/oidc/auth'), auth + 2);
+    const text = (await t.get('/metrics')).body;
+    assert.doesNotMatch(text, /route="[^"]*(JWKS|Jwks|AUTH|Auth)/);
+  });
 });
 
 /** The budgets, on an app and a database of their own: the counts are per address, across tests. */
@@ -287,6 +319,17 @@ describeEachStore('OpenID Connect budgets per address', (store) => {
     assert.equal(refused.headers.get('content-language'), 'fr');
     assert.match(await refused.text(), /too_many_requests/);
     assert.equal(await rows(t, 'Interaction'), stored);
+    // A signed-in browser's request stores a code instead of an interaction: the same budget.
+    const user = newUser();
+    await register(t, user);
+    const firstParty = await relyingParty(t, await addClient(t, { firstParty: true }));
+    const browser = await signedInBrowser(t, user);
+    const codes = await rows(t, 'AuthorizationCode');
+    const signedIn = await browser.fetch((await authorizationRequest(firstParty)).url.href);
+    assert.equal(signedIn.status, 429);
+    assert.ok(Number(signedIn.headers.get('retry-after')) > 0);
+    assert.match(await signedIn.text(), /too_many_requests/);
+    assert.equal(await rows(t, 'AuthorizationCode'), codes);
   });
 
   test('ISSUE 40: past OIDC_PUSHED_REQUESTS_MAX_PER_ADDRESS pushed requests, 429 with Retry-After in JSON; nothing stored', async () => {
@@ -303,5 +346,82 @@ describeEachStore('OpenID Connect budgets per address', (store) => {
     assert.equal(body.error, 'too_many_requests');
     assert.ok(body.error_description);
     assert.equal(await rows(t, 'PushedAuthorizationRequest'), 3);
+  });
+});
+
+/**
+ * The budgets whatever the path's spelling: oidc-provider's router reads letters in any case,
+ * drops one trailing `/` and answers HEAD with the GET route, so each of these stores a row.
+ */
+describeEachStore('OpenID Connect budgets per address, however the path is spelled', (store) => {
+  const AUTHORIZATIONS = ['/auth/', '/AUTH', '/Auth/', 'HEAD /auth'];
+  const PUSHED = ['/request/', '/REQUEST'];
+  let own: Store & { drop(): Promise<void> };
+  let t: OidcTestApp;
+  before(async () => {
+    const fresh = await freshDatabaseUrl(store.kind);
+    own = { kind: store.kind, url: fresh.url, drop: fresh.drop };
+    t = await startOidcApp(own, 'a', {
+      oidcLimits: {
+        authorizations: { perAddress: AUTHORIZATIONS.length, windowMs: 15 * 60 * 1000 },
+        pushed: { perAddress: PUSHED.length, windowMs: 15 * 60 * 1000 },
+      },
+    });
+  });
+  after(async () => {
+    await t.close();
+    await own.drop();
+  });
+
+  /** An authorization request sent as `variant` says: `[METHOD ]path` under /oidc. */
+  async function authorize(config: client.Configuration, variant: string): Promise<Response> {
+    const [method, path] = variant.includes(' ') ? variant.split(' ') : ['GET', variant];
+    const url = (await authorizationRequest(config)).url;
+    url.pathname = `/oidc${path}`;
+    return fetch(url, { method, redirect: 'manual' });
+  }
+
+  test('ISSUE 40: /oidc/auth/, /oidc/AUTH, /oidc/Auth/ and HEAD /oidc/auth each take one from the authorization budget; past it, 429 and no interaction', async () => {
+    const config = await relyingParty(t, await addClient(t));
+    for (const [i, variant] of AUTHORIZATIONS.entries()) {
+      const response = await authorize(config, variant);
+      assert.equal(response.status, 303, variant);
+      assert.match(response.headers.get('location')!, /\/oidc\/interaction\//, variant);
+      await response.body?.cancel();
+      assert.equal(await rows(t, 'Interaction'), i + 1, `${variant} stores one interaction`);
+    }
+    // They were all counted: the budget is spent for the plain path too.
+    const plain = await authorize(config, '/auth');
+    assert.equal(plain.status, 429);
+    await plain.body?.cancel();
+    for (const variant of AUTHORIZATIONS) {
+      const refused = await authorize(config, variant);
+      assert.equal(refused.status, 429, variant);
+      assert.ok(Number(refused.headers.get('retry-after')) > 0, variant);
+      assert.match(refused.headers.get('content-type')!, /text\/html/, variant);
+      if (!variant.startsWith('HEAD')) assert.match(await refused.text(), /too_many_requests/, variant);
+      else await refused.body?.cancel();
+    }
+    assert.equal(await rows(t, 'Interaction'), AUTHORIZATIONS.length, 'nothing stored past the budget');
+  });
+
+  test('ISSUE 40: /oidc/request/ and /oidc/REQUEST each take one from the pushed-request budget; past it, 429 in JSON and no row', async () => {
+    const registered = await addClient(t);
+    for (const [i, path] of PUSHED.entries()) {
+      const response = await pushedRequest(t, registered, {}, path);
+      assert.equal(response.status, 201, `${path}: ${await response.text()}`);
+      assert.equal(await rows(t, 'PushedAuthorizationRequest'), i + 1, path);
+    }
+    for (const path of ['/request', ...PUSHED]) {
+      const refused = await pushedRequest(t, registered, {}, path);
+      assert.equal(refused.status, 429, path);
+      assert.ok(Number(refused.headers.get('retry-after')) > 0, path);
+      assert.equal(((await refused.json()) as { error: string }).error, 'too_many_requests', path);
+    }
+    assert.equal(
+      await rows(t, 'PushedAuthorizationRequest'),
+      PUSHED.length,
+      'nothing stored past the budget',
+    );
   });
 });

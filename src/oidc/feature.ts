@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import middie from '@fastify/middie';
 import type { Feature } from '../features.ts';
+import type { AddressLimits } from '../kernel/limits.ts';
 import { languageHeaders, pageLocale } from '../pages/i18n.ts';
 import { labelRoute } from '../plugins/pipeline.ts';
 import { AppError } from '../shared/errors.ts';
-import type { AddressLimits } from '../users/limits.ts';
 import { interactionRoutes } from './interactions.ts';
 import { createOidc } from './migrations/2026-11-25-0017-oidc.ts';
 import { createOidcLoginBaselines } from './migrations/2026-12-07-0025-oidc-login-baselines.ts';

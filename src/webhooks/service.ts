@@ -9,12 +9,12 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import { SecretBox } from '../kernel/sealing.ts';
 import { retryDelayMs } from '../mail/service.ts';
 import { AppError } from '../shared/errors.ts';
 import { type PageRequest, refuseDeepPage } from '../shared/paging.ts';
 import type { Signal } from '../shared/signal.ts';
 import { invalid } from '../shared/text.ts';
-import { SecretBox } from '../totp/sealing.ts';
 import type { WebhookEventType } from './events.ts';
 import type {
   ClaimedDelivery,

@@ -9,7 +9,7 @@ const VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-/** Seals and opens short secrets; `context` (the owning row's id) is authenticated, so a sealed value only opens for its row. */
+/** Seals and opens short secrets; `context` (whose secret it is: a user id, a client id) is authenticated, so a sealed value only opens for its row. */
 export class SecretBox {
   readonly #key: Buffer;
   constructor(key: Buffer) {

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { Secret, TOTP } from 'otpauth';
-import { SecretBox } from '../src/totp/sealing.ts';
+import { SecretBox } from '../src/kernel/sealing.ts';
 import { freshDatabaseUrl, postgresAvailable, type StoreKind } from '../test/helpers/databases.ts';
 import { freePort, SERVER_ENTRY } from '../test/helpers/process.ts';
 import { seedUsers } from './seed.ts';

@@ -183,7 +183,7 @@ export interface Config {
   userLookup: UserLookup;
   /**
    * ENCRYPTION_KEY: the AES-256-GCM key TOTP secrets are sealed with. Unset: on SQLite a key file
-   * next to the database (totp/sealing.ts, keySource); on PostgreSQL TOTP set-up is unavailable.
+   * next to the database (kernel/sealing.ts, keySource); on PostgreSQL TOTP set-up is unavailable.
    */
   encryptionKey: Buffer | undefined;
   /** Sign-in with providers (OAUTH_*): none configured by default. */

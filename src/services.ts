@@ -15,6 +15,10 @@ import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { Tables } from './db/schema.ts';
 import { AUTOCOMMIT, type CommitHooks, inTransaction } from './db/transactions.ts';
+import { AddressLimits, EmailChangeLimits, RegistrationLimits } from './kernel/limits.ts';
+import { LimitEventsRepository } from './kernel/limits-repository.ts';
+import { Reauthentication } from './kernel/reauth.ts';
+import { keySource } from './kernel/sealing.ts';
 import { AccountMail } from './mail/account-mail.ts';
 import { OutboxRepository } from './mail/repository.ts';
 import type { MailLog } from './mail/service.ts';
@@ -52,14 +56,11 @@ import { SigninAttemptsRepository } from './signin/throttle-repository.ts';
 import { SigninTicketsRepository } from './signin/ticket-repository.ts';
 import { AccountTokensRepository } from './tokens/repository.ts';
 import { TotpRepository } from './totp/repository.ts';
-import { keySource } from './totp/sealing.ts';
 import { TotpService } from './totp/service.ts';
 import { EmailProven } from './users/email-proven.ts';
-import { AddressLimits, EmailChangeLimits, RegistrationLimits } from './users/limits.ts';
-import { LimitEventsRepository } from './users/limits-repository.ts';
-import { Reauthentication } from './users/reauth.ts';
 import { UsersRepository } from './users/repository.ts';
 import { UsersService } from './users/service.ts';
+import { emailKey } from './users/user.ts';
 import { WebhooksRepository } from './webhooks/repository.ts';
 import { type WebhookLog, WebhookService } from './webhooks/service.ts';
 import { WebhookTransport } from './webhooks/transport.ts';
@@ -94,7 +95,7 @@ export interface Services {
   };
   /** The clock every service reads (tests move it). */
   now: Clock;
-  /** Registration, email-change and passkey-options limits (users/limits.ts). */
+  /** Registration, email-change and passkey-options limits (kernel/limits.ts). */
   limits: {
     registration: RegistrationLimits;
     emailChange: EmailChangeLimits;
@@ -307,7 +308,13 @@ export function createServices(config: Config, database: Database, options: Serv
     },
     now,
   });
-  const reauth = new Reauthentication({ users: repos.users, attempts: throttle, passwords, now });
+  const reauth = new Reauthentication({
+    users: repos.users,
+    attempts: throttle,
+    passwords,
+    now,
+    accountKey: emailKey,
+  });
   const passkeysRepository = repos.passkeys;
   const passkeys = new PasskeyService({
     passkeys: passkeysRepository,

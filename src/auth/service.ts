@@ -1,4 +1,5 @@
-import { HashOverloadedError, PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
+import { PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
+import { HashOverloadedError } from '../shared/errors.ts';
 import type { SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
 import type { UsersRepository } from '../users/repository.ts';
 import { EMAIL_MAX } from '../users/rules.ts';

@@ -108,7 +108,7 @@ export type LimitScope =
   | 'oidc-authorization'
   | 'oidc-pushed-request';
 
-/** One counted event of a limit kept in the shared database (users/limits.ts). */
+/** One counted event of a limit kept in the shared database (kernel/limits.ts). */
 export interface LimitEventsTable {
   id: GeneratedInt8;
   scope: LimitScope;
@@ -255,7 +255,7 @@ export interface WebauthnChallengesTable {
 
 export interface TotpFactorsTable {
   user_id: Int8;
-  /** The base32 secret, sealed with AES-256-GCM under ENCRYPTION_KEY (totp/sealing.ts). */
+  /** The base32 secret, sealed with AES-256-GCM under ENCRYPTION_KEY (kernel/sealing.ts). */
   secret_sealed: string;
   created_at: Timestamp;
   /** Null while the set-up waits for its first code: not in force. */

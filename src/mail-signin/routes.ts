@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { safeRedirect } from '../oauth/redirects.ts';
+import { safeRedirect } from '../kernel/redirects.ts';
 import type { Metrics } from '../plugins/metrics.ts';
 import { signinFailureResponses, type WireProfile } from '../profiles/index.ts';
 import { AcceptedComponent } from '../recovery/routes.ts';

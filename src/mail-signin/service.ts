@@ -73,7 +73,7 @@ export class MailSigninService {
     this.#d = deps;
   }
 
-  /** POST /api/signin/email-link: `redirectTo` already checked (oauth/redirects.ts's safeRedirect). */
+  /** POST /api/signin/email-link: `redirectTo` already checked (kernel/redirects.ts's safeRedirect). */
   async askLink(
     email: string,
     client: string,

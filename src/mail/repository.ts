@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { timestamp as sqlTimestamp, type Tables } from '../db/schema.ts';
+import type { NextAttempt } from '../kernel/outbox.ts';
 
 export interface OutgoingMessage {
   to: string;
@@ -102,7 +103,7 @@ export class OutboxRepository {
     sender: string,
     attempts: number,
     error: string,
-    next: { failed: true } | { failed: false; nextAttemptAt: number },
+    next: NextAttempt,
   ): Promise<void> {
     await this.#db
       .updateTable('mail_outbox')

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { DEFAULT_LOCALE } from '../i18n/locale.ts';
+import { afterFailure, type OutboxOutcome, senderName } from '../kernel/outbox.ts';
 import type { Signal } from '../shared/signal.ts';
 import type { OutboxRepository, OutgoingMessage } from './repository.ts';
 import { MailTemplates } from './templates.ts';
@@ -13,7 +13,7 @@ export interface MailPolicy {
   claimMs: number;
 }
 
-export type MailOutcome = 'sent' | 'retry' | 'failed';
+export type MailOutcome = OutboxOutcome;
 
 export interface MailLog {
   info(fields: object, message: string): void;
@@ -25,14 +25,6 @@ export interface MailLog {
 // whose SMTP timeouts add up to less than it, so no claim runs out while its message waits its
 // turn behind others (another instance would then send it too).
 const BATCH = 1;
-const FIRST_RETRY_MS = 1000;
-const LONGEST_RETRY_MS = 3600_000;
-
-/** When to try again after `attempts` failures: doubling from a second up to an hour, ±20%. */
-export function retryDelayMs(attempts: number): number {
-  const base = Math.min(FIRST_RETRY_MS * 2 ** Math.min(attempts - 1, 30), LONGEST_RETRY_MS);
-  return Math.round(base * (0.8 + Math.random() * 0.4));
-}
 
 /**
  * Mail through the outbox. Services record a message in the outbox of the transaction that
@@ -46,7 +38,7 @@ export class MailService {
   readonly #transport: Transport;
   readonly #policy: MailPolicy;
   readonly #now: () => number;
-  readonly #sender = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  readonly #sender = senderName();
   readonly #due: Signal | undefined;
   readonly #onOutcome: (outcome: MailOutcome) => void;
   readonly #log: MailLog | undefined;
@@ -112,17 +104,12 @@ export class MailService {
     } catch (error) {
       const attempts = message.attempts + 1;
       const reason = error instanceof Error ? error.message : String(error);
-      const now = this.#now();
-      if (now - message.createdAt.getTime() >= this.#policy.maxAgeMs) {
-        await this.#outbox.markAttemptFailed(message.id, this.#sender, attempts, reason, { failed: true });
+      const next = afterFailure(attempts, this.#now(), message.createdAt.getTime() + this.#policy.maxAgeMs);
+      await this.#outbox.markAttemptFailed(message.id, this.#sender, attempts, reason, next);
+      if (next.failed) {
         this.#onOutcome('failed');
         this.#log?.error({ mailId: String(message.id), attempts, reason }, 'mail failed for good');
       } else {
-        const nextAttemptAt = now + retryDelayMs(attempts);
-        await this.#outbox.markAttemptFailed(message.id, this.#sender, attempts, reason, {
-          failed: false,
-          nextAttemptAt,
-        });
         this.#onOutcome('retry');
         this.#log?.warn({ mailId: String(message.id), attempts, reason }, 'mail not delivered; will retry');
       }

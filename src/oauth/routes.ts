@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { tokenSessionFor } from '../auth/routes.ts';
 import { type Config, PROVIDER_ID } from '../config.ts';
+import { safeRedirect } from '../kernel/redirects.ts';
 import type { Metrics } from '../plugins/metrics.ts';
 import type { WireProfile } from '../profiles/index.ts';
 import { signinFailureResponses } from '../profiles/index.ts';
@@ -17,7 +18,6 @@ import type { SigninCore } from '../signin/core.ts';
 import { toUser } from '../users/repository.ts';
 import { IDENTITY_ID, IdentitySchema, identityView } from '../users/routes.ts';
 import type { Provider } from './providers.ts';
-import { safeRedirect } from './redirects.ts';
 import { OAuthRefusal, type OAuthService, STATE_TTL_MS } from './service.ts';
 
 export interface OAuthRoutesOptions {

@@ -26,7 +26,7 @@ const CONSUMABLE: Record<string, string> = {
   RefreshToken: 'refresh token already used',
 };
 
-/** A budget per client address (users/limits.ts's `AddressLimits`): `take` throws a 429 past it. */
+/** A budget per client address (kernel/limits.ts's `AddressLimits`): `take` throws a 429 past it. */
 export interface AddressBudget {
   take(address: string): Promise<void>;
 }

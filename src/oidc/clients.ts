@@ -5,9 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import { SecretBox } from '../kernel/sealing.ts';
 import { AppError } from '../shared/errors.ts';
 import { randomTextId } from '../shared/ids.ts';
-import { SecretBox } from '../totp/sealing.ts';
 import type { OidcClientsRepository, StoredClient } from './client-repository.ts';
 
 export interface NewClient {

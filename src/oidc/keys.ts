@@ -1,14 +1,14 @@
 // The provider's keys, kept in the database sealed under ENCRYPTION_KEY (the rule of TOTP secrets,
-// totp/sealing.ts), so every instance signs with the same keys and publishes the same JWKS.
+// kernel/sealing.ts), so every instance signs with the same keys and publishes the same JWKS.
 // Rotation never breaks a valid token: a new key is published at once and signs only from
 // PUBLISH_AHEAD_MS later, by when every instance has picked it up (they look every
 // REFRESH_INTERVAL_MS); an old key stays published until the operator retires it.
 import { generateKeyPairSync, type JsonWebKey, randomBytes } from 'node:crypto';
 import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import { SecretBox } from '../kernel/sealing.ts';
 import { AppError } from '../shared/errors.ts';
 import { randomTextId } from '../shared/ids.ts';
-import { SecretBox } from '../totp/sealing.ts';
 import type { OidcKeysRepository, StoredKey } from './key-repository.ts';
 
 /** ID tokens: RS256, the algorithm every OpenID Connect client must accept (Core 1.0 §15.1). */

@@ -25,7 +25,7 @@ export interface OidcModelsTable {
 export interface OidcClientsTable {
   client_id: string;
   name: string;
-  /** AES-256-GCM under ENCRYPTION_KEY (totp/sealing.ts), the client id as its context; null for a public client. */
+  /** AES-256-GCM under ENCRYPTION_KEY (kernel/sealing.ts), the client id as its context; null for a public client. */
   secret_sealed: string | null;
   redirect_uris: string;
   post_logout_redirect_uris: string;

@@ -8,13 +8,13 @@ import type {
 } from '@simplewebauthn/server';
 import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { AddressLimits } from '../kernel/limits.ts';
+import { type Reauthentication, signedInRecently } from '../kernel/reauth.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
 import type { ActiveSession, Clock } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Proof, SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
-import type { AddressLimits } from '../users/limits.ts';
-import { type Reauthentication, signedInRecently } from '../users/reauth.ts';
 import { toUser, type UsersRepository } from '../users/repository.ts';
 import type { User } from '../users/user.ts';
 import { CredentialTakenError, type PasskeysRepository, type PasskeyView } from './repository.ts';
@@ -111,7 +111,7 @@ export class PasskeyService {
     core: SigninCore;
     transaction: InTransaction<PasskeyTransactionRepositories>;
     relyingParty: RelyingParty;
-    /** The per-address limit on sign-in options (users/limits.ts). */
+    /** The per-address limit on sign-in options (kernel/limits.ts). */
     optionsLimit: Pick<AddressLimits, 'take'>;
     now: Clock;
   }) {

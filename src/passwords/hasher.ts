@@ -1,7 +1,7 @@
 import { argon2, randomBytes, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { PasswordHashConfig } from '../config.ts';
-import { AppError } from '../shared/errors.ts';
+import { HashOverloadedError } from '../shared/errors.ts';
 import { LanedSemaphore, type LaneLimits, QueueFullError } from '../shared/semaphore.ts';
 import { storedImport, verifyImported } from './imported.ts';
 
@@ -39,16 +39,6 @@ const b64 = (buffer: Buffer) => buffer.toString('base64').replace(/=+$/, '');
  * event loop for seconds. 4096 units is far above the 1024 code points a password may have.
  */
 export const PASSWORD_INPUT_MAX = 4096;
-
-/** The hash queue is full: the request is answered 503 with Retry-After instead of waiting. */
-export class HashOverloadedError extends AppError {
-  constructor(retryAfterSeconds: number) {
-    super('UNAVAILABLE', 'The server is too busy to check passwords right now; try again shortly.', 503, {
-      'retry-after': String(retryAfterSeconds),
-    });
-    this.name = 'HashOverloadedError';
-  }
-}
 
 /** Compatibility form so that visually identical passwords (NFC and NFD, full-width digits) match. */
 export function normalizePassword(password: string): string {

@@ -38,7 +38,7 @@ export interface RecoveryPolicy {
 
 /**
  * The sign-in throttle as a password reset uses it. Declared here, and met by signin/throttle.ts's
- * SigninThrottle, so recovery/ does not depend on auth/ (as users/reauth.ts's PasswordAttempts).
+ * SigninThrottle, so recovery/ does not depend on auth/ (as kernel/reauth.ts's PasswordAttempts is).
  */
 export interface ResetThrottle {
   /** Clears the account's counted sign-in failures, from every address. */

@@ -107,3 +107,17 @@ export class AppError extends Error {
     this.statusCode = statusCode ?? ERROR_CODES[code].status;
   }
 }
+
+/**
+ * The hash queue is full: the request is answered 503 with Retry-After instead of waiting. Thrown
+ * by passwords/hasher.ts; here so that what gives back a counted attempt when the server, not the
+ * client, failed (kernel/limits.ts, kernel/reauth.ts) can tell it apart without a password import.
+ */
+export class HashOverloadedError extends AppError {
+  constructor(retryAfterSeconds: number) {
+    super('UNAVAILABLE', 'The server is too busy to check passwords right now; try again shortly.', 503, {
+      'retry-after': String(retryAfterSeconds),
+    });
+    this.name = 'HashOverloadedError';
+  }
+}

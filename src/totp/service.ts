@@ -4,6 +4,8 @@ import { createHash, randomInt } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import { confirmPresentPassword, type PasswordAttempts, signedInRecently } from '../kernel/reauth.ts';
+import { SecretBox } from '../kernel/sealing.ts';
 import type { AccountMail } from '../mail/account-mail.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
 import type { MailService } from '../mail/service.ts';
@@ -11,11 +13,9 @@ import type { PasswordService } from '../passwords/service.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import { invalid } from '../shared/text.ts';
-import { confirmPresentPassword, type PasswordAttempts, signedInRecently } from '../users/reauth.ts';
 import { toUser, type UsersRepository } from '../users/repository.ts';
-import type { User } from '../users/user.ts';
+import { emailKey, type User } from '../users/user.ts';
 import type { CodeGate, GateState, TotpFactor, TotpRepository } from './repository.ts';
-import { SecretBox } from './sealing.ts';
 
 const ISSUER = 'Usher';
 const PERIOD_SECONDS = 30;
@@ -134,7 +134,7 @@ export class TotpService {
       );
     }
     await confirmPresentPassword(
-      this.#d,
+      { attempts: this.#d.attempts, passwords: this.#d.passwords, accountKey: emailKey },
       current,
       password,
       address,

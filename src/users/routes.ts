@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import { PROVIDER_ID, type UserLookup } from '../config.ts';
 import { BUILT_IN_LOCALES, LOCALE_MAX } from '../i18n/locale.ts';
+import { ReauthBody } from '../kernel/reauth.ts';
 import { PASSWORD_INPUT_MAX } from '../passwords/hasher.ts';
 import { PASSWORD_MAX } from '../passwords/policy.ts';
 import { type ErrorRenderer, renderCodeOnly } from '../plugins/errors.ts';
@@ -22,7 +23,6 @@ import {
   success,
   Timestamp,
 } from '../shared/schemas.ts';
-import { ReauthBody } from './reauth.ts';
 import { toUser } from './repository.ts';
 import { EMAIL_MAX, NAME_MAX } from './rules.ts';
 import { type AccountIdentity, type UsersService, userNotFound } from './service.ts';

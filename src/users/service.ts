@@ -1,6 +1,9 @@
 import { userData } from '../audit/events.ts';
 import type { AccountEvent, Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { EmailChangeLimits, RegistrationLimits } from '../kernel/limits.ts';
+import type { LimitEventsRepository } from '../kernel/limits-repository.ts';
+import { confirmPresentPassword, type PasswordAttempts, type Reauthentication } from '../kernel/reauth.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
 import { checkPassword } from '../passwords/policy.ts';
@@ -18,9 +21,6 @@ import { type PageRequest, readPage } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
 import type { EmailProven, EmailProvenRepositories } from './email-proven.ts';
 import type { CheckedImport, ImportAccount, ImportResult } from './imports.ts';
-import type { EmailChangeLimits, RegistrationLimits } from './limits.ts';
-import type { LimitEventsRepository } from './limits-repository.ts';
-import { confirmPresentPassword, type PasswordAttempts, type Reauthentication } from './reauth.ts';
 import {
   type EmailKeyCollision,
   EmailTakenError,
@@ -85,12 +85,10 @@ export interface UserUpdate {
   locale?: string | undefined;
 }
 
-export type { PasswordAttempts } from './reauth.ts';
-
 /** What a bulk import did with one row. */
 export type ImportOutcome = 'imported' | 'skipped' | AppError;
 
-/** The limits on registrations from client addresses and on email changes (users/limits.ts). */
+/** The limits on registrations from client addresses and on email changes (kernel/limits.ts). */
 export interface UsersLimits {
   registration: RegistrationLimits;
   emailChange: EmailChangeLimits;
@@ -254,7 +252,8 @@ export class UsersService {
       // mails an address waits for the row or index entry of the one before it, so the counts
       // are exact on both stores. Beyond a cap the change is refused (429) and rolls back,
       // rather than made without its mails: every change that happens is announced.
-      if (emailChanged) await this.#limits.emailChange.take(repos.limits, id, current.email, email);
+      if (emailChanged)
+        await this.#limits.emailChange.take(repos.limits, id, emailKey(current.email), emailKey(email));
       const changed = [
         ...(email !== current.email ? ['email'] : []),
         ...(name !== current.name ? ['name'] : []),
@@ -301,7 +300,7 @@ export class UsersService {
 
   #confirmPassword(current: User, password: string | undefined, address: string): Promise<PasswordProof> {
     return confirmPresentPassword(
-      { attempts: this.#attempts, passwords: this.#passwords },
+      { attempts: this.#attempts, passwords: this.#passwords, accountKey: emailKey },
       current,
       password,
       address,

@@ -2,6 +2,7 @@
 // are an outbox like mail's (mail/repository.ts): recorded with the change, claimed with a lease,
 // marked by the claimant only. Deliveries of one receiver for one user go out in order: a
 // delivery is claimable only while no earlier one of the pair is still pending.
+
 import {
   type ColumnType,
   type Expression,
@@ -12,6 +13,7 @@ import {
   sql,
 } from 'kysely';
 import { type EpochMs, timestamp as sqlTimestamp, type Tables } from '../db/schema.ts';
+import type { NextAttempt } from '../kernel/outbox.ts';
 
 type Timestamp = ColumnType<Date, string, string>;
 type MaybeTimestamp = ColumnType<Date | null, string | null | undefined, string | null>;
@@ -405,7 +407,7 @@ export class WebhooksRepository {
     id: bigint,
     sender: string,
     attempt: { attempts: number; at: Date; status: number | null; error: string },
-    next: { failed: true } | { failed: false; nextAttemptAt: number },
+    next: NextAttempt,
   ): Promise<void> {
     if (!next.failed) {
       const head = await this.#db

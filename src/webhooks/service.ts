@@ -6,15 +6,14 @@
 // `perReceiver` at once for one receiver, so a slow receiver never holds up the others.
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import { hostname } from 'node:os';
 import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
-import { retryDelayMs } from '../mail/service.ts';
+import { afterFailure, type OutboxOutcome, senderName } from '../kernel/outbox.ts';
+import { SecretBox } from '../kernel/sealing.ts';
 import { AppError } from '../shared/errors.ts';
 import { type PageRequest, refuseDeepPage } from '../shared/paging.ts';
 import type { Signal } from '../shared/signal.ts';
 import { invalid } from '../shared/text.ts';
-import { SecretBox } from '../totp/sealing.ts';
 import type { WebhookEventType } from './events.ts';
 import type {
   ClaimedDelivery,
@@ -33,7 +32,7 @@ export interface WebhookPolicy {
   perReceiver: number;
 }
 
-export type DeliveryOutcome = 'sent' | 'retry' | 'failed';
+export type DeliveryOutcome = OutboxOutcome;
 
 export interface WebhookLog {
   info(fields: object, message: string): void;
@@ -73,7 +72,7 @@ export class WebhookService {
   readonly #onOutcome: (outcome: DeliveryOutcome) => void;
   readonly #log: WebhookLog | undefined;
   readonly #due: Signal | undefined;
-  readonly #sender = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  readonly #sender = senderName();
   /** Resolves the wait of a sending run for a delivery to finish, when new work was recorded. */
   #kick: (() => void) | undefined;
   /** A nudge came while no run was waiting: the next wait returns at once. */
@@ -366,17 +365,13 @@ export class WebhookService {
       attempts,
       error,
     };
-    if (now >= delivery.retryUntil) {
-      await this.#webhooks.markAttemptFailed(delivery.id, this.#sender, attempt, { failed: true });
+    const next = afterFailure(attempts, now, delivery.retryUntil);
+    await this.#webhooks.markAttemptFailed(delivery.id, this.#sender, attempt, next);
+    if (next.failed) {
       this.#onOutcome('failed');
       this.#log?.warn(fields, 'webhook delivery failed for good');
       return;
     }
-    const nextAttemptAt = now + retryDelayMs(attempts);
-    await this.#webhooks.markAttemptFailed(delivery.id, this.#sender, attempt, {
-      failed: false,
-      nextAttemptAt,
-    });
     this.#onOutcome('retry');
     this.#log?.info(fields, 'webhook not delivered; will retry');
   }

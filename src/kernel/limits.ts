@@ -1,13 +1,12 @@
-// The limits on registration and on email changes (issue 25). Counts over a window are kept in
+// The limits on registration, on email changes and on asks that store a row per client address
+// (issue 25). Counts over a window are kept in
 // the shared database, so every instance counts together; the registrations in progress are
 // counted in memory, per process, since what they protect is this process's hash slots.
 import { createHash } from 'node:crypto';
 import type { LimitScope } from '../db/schema.ts';
-import { HashOverloadedError } from '../passwords/hasher.ts';
 import { addressKey } from '../shared/address.ts';
-import { AppError } from '../shared/errors.ts';
+import { AppError, HashOverloadedError } from '../shared/errors.ts';
 import type { LimitEventsRepository } from './limits-repository.ts';
-import { emailKey } from './user.ts';
 
 interface Counted {
   scope: LimitScope;
@@ -160,7 +159,7 @@ export interface EmailChangePolicy {
 }
 
 /** A mailbox as counted: a digest of its email key, a fixed size whatever the address. */
-const mailbox = (email: string) => createHash('sha256').update(emailKey(email)).digest('hex');
+const mailbox = (emailKey: string) => createHash('sha256').update(emailKey).digest('hex');
 
 /**
  * An email change mails the new address a link and the old one a notice. At most `perAccount`
@@ -181,20 +180,21 @@ export class EmailChangeLimits {
   }
 
   /**
-   * Counts a change of `userId`'s email from `oldEmail` to `newEmail` in the transaction of the
-   * change (`events` bound to it), or throws 429 for the transaction to roll back.
+   * Counts a change of `userId`'s email from the mailbox `oldEmailKey` to `newEmailKey` (the users
+   * feature's email keys, so that one mailbox in any letter case counts once) in the transaction
+   * of the change (`events` bound to it), or throws 429 for the transaction to roll back.
    */
   async take(
     events: LimitEventsRepository,
     userId: bigint,
-    oldEmail: string,
-    newEmail: string,
+    oldEmailKey: string,
+    newEmailKey: string,
   ): Promise<void> {
     const verdict = await this.#window.take(
       [
         { scope: 'email-change', subject: String(userId), limit: this.#policy.perAccount },
-        { scope: 'email-change-mail', subject: mailbox(newEmail), limit: this.#policy.perMailbox },
-        { scope: 'email-change-mail', subject: mailbox(oldEmail), limit: this.#policy.perMailbox },
+        { scope: 'email-change-mail', subject: mailbox(newEmailKey), limit: this.#policy.perMailbox },
+        { scope: 'email-change-mail', subject: mailbox(oldEmailKey), limit: this.#policy.perMailbox },
       ],
       events,
     );

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { LimitScope, Tables } from '../db/schema.ts';
 
-/** The counted events of the limits kept in the shared database (users/limits.ts). */
+/** The counted events of the limits kept in the shared database (kernel/limits.ts). */
 export class LimitEventsRepository {
   readonly #db: Kysely<Tables>;
   constructor(db: Kysely<Tables>) {

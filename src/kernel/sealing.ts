@@ -1,5 +1,6 @@
-// TOTP secrets at rest: AES-256-GCM under ENCRYPTION_KEY, so a copy of the database (a backup, a
-// replica, a leaked dump) does not hand out every user's second factor with it.
+// Secrets at rest (TOTP secrets, webhook signing secrets, the OpenID Connect provider's client
+// secrets and signing keys): AES-256-GCM under ENCRYPTION_KEY, so a copy of the database (a backup,
+// a replica, a leaked dump) does not hand out every user's second factor or every receiver's key.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -8,7 +9,7 @@ const VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-/** Seals and opens short secrets; `context` (the user id) is authenticated, so a sealed value only opens for its row. */
+/** Seals and opens short secrets; `context` (whose secret it is: a user id, a client id) is authenticated, so a sealed value only opens for its row. */
 export class SecretBox {
   readonly #key: Buffer;
   constructor(key: Buffer) {

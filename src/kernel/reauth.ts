@@ -1,10 +1,10 @@
+// Re-authentication, shared by the features whose changes a session alone must not make (users,
+// passkeys, TOTP, provider links). What it needs of the password and users features it declares
+// here, and they meet it at composition: the kernel imports no feature.
 import { Type } from 'typebox';
-import { HashOverloadedError } from '../passwords/hasher.ts';
-import type { PasswordProof, PasswordService } from '../passwords/service.ts';
-import { AppError } from '../shared/errors.ts';
+import type { Awaitable } from '../shared/awaitable.ts';
+import { AppError, HashOverloadedError } from '../shared/errors.ts';
 import { invalid } from '../shared/text.ts';
-import type { UsersRepository } from './repository.ts';
-import { emailKey, type User } from './user.ts';
 
 /**
  * A sign-in this recent counts as re-authentication: a passkey outlives sessions and password
@@ -18,8 +18,8 @@ export const signedInRecently = (signedInAt: Date, now: number): boolean =>
   now - signedInAt.getTime() <= FRESH_SIGNIN_MS;
 
 /**
- * The sign-in throttle as re-authentication uses it. Declared here, and met by signin/throttle.ts's
- * SigninThrottle, so users/ does not depend on auth/ (which depends on users/).
+ * The sign-in throttle as re-authentication uses it, keyed on the account's key (`accountKey`).
+ * Met by signin/throttle.ts's SigninThrottle.
  */
 export interface PasswordAttempts {
   begin(
@@ -34,10 +34,29 @@ export interface PasswordAttempts {
   >;
 }
 
+/**
+ * The password check as re-authentication uses it; passwords/service.ts's PasswordService meets
+ * it. `Proof` is what a right password resolves, and what a change made on its strength is fenced by.
+ */
+export interface PasswordCheck<Proof> {
+  verify(
+    userId: bigint,
+    password: string,
+  ): Promise<{ result: 'right'; proof: Proof } | { result: 'wrong' | 'none' }>;
+}
+
+/** The account whose present password is checked. */
+export interface ReauthAccount {
+  readonly id: bigint;
+  readonly email: string;
+}
+
 /** What re-authentication needs: the sign-in throttle and the password check. */
-export interface PresentPasswordDeps {
+export interface PresentPasswordDeps<Proof> {
   attempts: PasswordAttempts;
-  passwords: Pick<PasswordService, 'verify'>;
+  passwords: PasswordCheck<Proof>;
+  /** The account's key in the sign-in throttle from its email (users/user.ts's emailKey). */
+  accountKey: (email: string) => string;
 }
 
 /**
@@ -48,16 +67,16 @@ export interface PresentPasswordDeps {
  * Failures name `field`, the body field the password came in. Resolves the proof a change made
  * on its strength is fenced by.
  */
-export async function confirmPresentPassword(
-  deps: PresentPasswordDeps,
-  user: User,
+export async function confirmPresentPassword<Proof>(
+  deps: PresentPasswordDeps<Proof>,
+  user: ReauthAccount,
   password: string | undefined,
   address: string,
   field: string,
   missing: string,
-): Promise<PasswordProof> {
+): Promise<Proof> {
   if (password === undefined) throw invalid(field, missing);
-  const verdict = await deps.attempts.begin(emailKey(user.email), address);
+  const verdict = await deps.attempts.begin(deps.accountKey(user.email), address);
   if (!verdict.allowed) {
     throw new AppError(
       'SIGNIN_FAILED',
@@ -66,7 +85,7 @@ export async function confirmPresentPassword(
       { 'retry-after': String(verdict.retryAfterSeconds) },
     );
   }
-  let checked: Awaited<ReturnType<PasswordService['verify']>>;
+  let checked: Awaited<ReturnType<PasswordCheck<Proof>['verify']>>;
   try {
     checked = await deps.passwords.verify(user.id, password);
   } catch (error) {
@@ -82,6 +101,11 @@ export async function confirmPresentPassword(
   return checked.proof;
 }
 
+/** The accounts as re-authentication reads them; users/repository.ts's UsersRepository meets it. */
+export interface ReauthAccounts {
+  findById(id: bigint): Awaitable<ReauthAccount | undefined>;
+}
+
 /**
  * Re-authentication for an action a session alone must not do (ASVS V7.5.1): removing a passkey,
  * deleting the account. Either the session's sign-in is at most FRESH_SIGNIN_MS old, or the
@@ -90,18 +114,18 @@ export async function confirmPresentPassword(
  * a fresh session: a wrong one is never let through.
  */
 export class Reauthentication {
-  readonly #users: Pick<UsersRepository, 'findById'>;
-  readonly #deps: PresentPasswordDeps;
+  readonly #users: ReauthAccounts;
+  readonly #deps: PresentPasswordDeps<unknown>;
   readonly #now: () => number;
 
-  constructor(deps: {
-    users: Pick<UsersRepository, 'findById'>;
-    attempts: PasswordAttempts;
-    passwords: Pick<PasswordService, 'verify'>;
-    now: () => number;
-  }) {
+  constructor(
+    deps: {
+      users: ReauthAccounts;
+      now: () => number;
+    } & PresentPasswordDeps<unknown>,
+  ) {
     this.#users = deps.users;
-    this.#deps = { attempts: deps.attempts, passwords: deps.passwords };
+    this.#deps = { attempts: deps.attempts, passwords: deps.passwords, accountKey: deps.accountKey };
     this.#now = deps.now;
   }
 

@@ -493,11 +493,18 @@ function readBaseline(file: string): string[] {
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/** The command line; returns the exit code. */
+type Print = (line: string) => void;
+const print =
+  (stream: NodeJS.WriteStream): Print =>
+  (line) => {
+    stream.write(`${line}\n`);
+  };
+
+/** The command line; returns the exit code. Output goes through log and error, so tests can read it. */
 export function main(
   argv: readonly string[],
-  log = (line: string) => process.stdout.write(`${line}\n`),
-  error = (line: string) => process.stderr.write(`${line}\n`),
+  log = print(process.stdout),
+  error = print(process.stderr),
 ): number {
   let root = DEFAULT_ROOT;
   let baselineFile = DEFAULT_BASELINE;

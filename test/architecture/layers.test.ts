@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { formatBaseline, main } from '../../scripts/layers.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'usher-layers-'));
@@ -257,7 +258,13 @@ describe('the layer check', () => {
   });
 
   test('passes on the real src/ against scripts/layers-baseline.json', () => {
-    const run = spawnSync(process.execPath, ['scripts/layers.ts'], { encoding: 'utf8' });
+    const run = spawnSync(
+      process.execPath,
+      [fileURLToPath(new URL('../../scripts/layers.ts', import.meta.url))],
+      {
+        encoding: 'utf8',
+      },
+    );
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stderr, '');
     assert.match(run.stdout, /^layers: \d+ runtime arrows between \d+ folders and \d+ root files of src\//);

@@ -6,8 +6,8 @@ import type {
   RegistrationResponseJSON,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
-import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { Journal } from '../kernel/journal.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
 import type { ActiveSession, Clock } from '../sessions/service.ts';

@@ -1,6 +1,6 @@
 import { userData } from '../audit/events.ts';
-import type { AccountEvent, Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { AccountEvent, Journal } from '../kernel/journal.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
 import { checkPassword } from '../passwords/policy.ts';
@@ -10,6 +10,7 @@ import type {
   PasswordRepositories,
   PasswordService,
 } from '../passwords/service.ts';
+import { sessionsEnded } from '../sessions/journal.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
@@ -279,7 +280,7 @@ export class UsersService {
           { type: 'password.changed', userId: id, details: { via: 'change' } },
           { type: 'password.changed', userId: id, data: { via: 'change' } },
         );
-        await repos.journal.sessionsEnded(id, ended, 'password_changed');
+        await sessionsEnded(repos.journal, id, ended, 'password_changed');
       }
       if (emailChanged) {
         // Links mailed to the old address stop working: they would otherwise outlive the change.
@@ -387,7 +388,7 @@ export class UsersService {
         { type: 'password.changed', userId: user.id, details: { via: 'cli' } },
         { type: 'password.changed', userId: user.id, data: { via: 'cli' } },
       );
-      await repos.journal.sessionsEnded(user.id, ended, 'password_changed');
+      await sessionsEnded(repos.journal, user.id, ended, 'password_changed');
     });
     return user;
   }

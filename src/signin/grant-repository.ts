@@ -125,8 +125,8 @@ export class GrantRepository {
         ) as unknown as typeof query;
       return query.selectFrom('granted').select(({ fn, selectFrom }) => [
         fn.countAll<number | string | bigint>().as('granted'),
-        // Each part's count: what its sink is told it wrote (and a reference PostgreSQL needs not
-        // to run a data-modifying WITH, which keeps it explicit).
+        // Each part's count, what its sink is told it wrote (PostgreSQL runs a data-modifying WITH
+        // whether read or not; reading it keeps that explicit).
         ...parts.map((part) =>
           selectFrom(part.name as 'granted')
             .select(({ fn }) => fn.countAll<number | string | bigint>().as('n'))

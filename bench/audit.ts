@@ -199,7 +199,7 @@ async function main(): Promise<void> {
   const { PasswordHasher } = await import('../src/passwords/hasher.ts');
   const { POOL_THREAD_NAME } = await import('../src/shared/threadpool.ts');
   const { webhookBody } = await import('../src/webhooks/events.ts');
-  const { newMessageId } = await import('../src/audit/journal.ts');
+  const { newMessageId } = await import('../src/webhooks/sink.ts');
   const { freshDatabaseUrl } = await import('../test/helpers/databases.ts');
   const { freePort } = await import('../test/helpers/process.ts');
 

@@ -4,9 +4,9 @@
 import type { Kysely } from 'kysely';
 import { AdminRepository } from './admin/repository.ts';
 import { AdminService } from './admin/service.ts';
-import { Journal } from './audit/journal.ts';
 import { AuditRepository } from './audit/repository.ts';
 import { AuditService } from './audit/service.ts';
+import { auditSink } from './audit/sink.ts';
 import { AuthService } from './auth/service.ts';
 import { SignerRepository } from './auth/signer-repository.ts';
 import { CatalogRepository } from './catalog/repository.ts';
@@ -15,6 +15,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { Tables } from './db/schema.ts';
 import { AUTOCOMMIT, type CommitHooks, inTransaction } from './db/transactions.ts';
+import { Journal } from './kernel/journal.ts';
 import { AddressLimits, EmailChangeLimits, RegistrationLimits } from './kernel/limits.ts';
 import { LimitEventsRepository } from './kernel/limits-repository.ts';
 import { Reauthentication } from './kernel/reauth.ts';
@@ -63,6 +64,7 @@ import { UsersService } from './users/service.ts';
 import { emailKey } from './users/user.ts';
 import { WebhooksRepository } from './webhooks/repository.ts';
 import { type WebhookLog, WebhookService } from './webhooks/service.ts';
+import { webhooksSink } from './webhooks/sink.ts';
 import { WebhookTransport } from './webhooks/transport.ts';
 
 export interface Services {
@@ -154,13 +156,12 @@ export function createServices(config: Config, database: Database, options: Serv
   // Row locks are PostgreSQL's; SQLite's one writer at a time needs none.
   const rowLocks = postgres;
   const webhooksDue = new Signal();
-  const journalDeps = {
-    now,
-    webhooksDue,
-    policy: { webhookRetryMs: config.webhooks.retryMs, auditSignins: config.audit.signins },
-    rowLocks,
-    onEvent: options.observers?.accountEvent,
-  };
+  // Every account event is written by each of these, in this order, with its change.
+  const sinks = [
+    auditSink({ signins: config.audit.signins }),
+    webhooksSink({ retryMs: config.webhooks.retryMs, due: webhooksDue }),
+  ];
+  const journalDeps = { now, sinks, onEvent: options.observers?.accountEvent };
   const repositories = (db: Kysely<Tables>, commit: CommitHooks = AUTOCOMMIT) => ({
     users: new UsersRepository(db, { rowLocks }),
     passwords: new PasswordCredentialsRepository(db, { rowLocks }),
@@ -173,7 +174,7 @@ export function createServices(config: Config, database: Database, options: Serv
     mailSignins: new MailSigninsRepository(db, { rowLocks }),
     totp: new TotpRepository(db, { rowLocks }),
     attempts: new SigninAttemptsRepository(db),
-    signins: new GrantRepository(db, { postgres }),
+    signins: new GrantRepository(db, { postgres, sinks }),
     signers: new SignerRepository(db),
     limits: new LimitEventsRepository(db),
     tickets: new SigninTicketsRepository(db),

@@ -4,12 +4,13 @@
 // the admins' rows so that two admins removing each other at once leave one.
 
 import { userData } from '../audit/events.ts';
-import type { Journal } from '../audit/journal.ts';
-import type { AuditActor } from '../audit/repository.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { Journal } from '../kernel/journal.ts';
+import type { Actor } from '../kernel/scope.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
 import type { PasskeysRepository, PasskeyView } from '../passkeys/repository.ts';
+import { sessionsEnded } from '../sessions/journal.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession, SessionService, SessionView } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
@@ -73,7 +74,7 @@ export const notFound = () => new AppError('NOT_FOUND', 'No user has that id.');
 
 const emailTaken = () => new AppError('EMAIL_TAKEN', 'email: another account already uses this email');
 
-const actorOf = (acting: Acting): AuditActor => ({
+const actorOf = (acting: Acting): Actor => ({
   actorId: acting.session.userId,
   address: acting.address,
   userAgent: acting.userAgent ?? null,
@@ -298,7 +299,7 @@ export class AdminService {
       const ended = await repos.sessions.deleteForUser(id);
       await repos.appAccess.revokeAccount(id);
       await repos.journal.notify({ type: 'user.disabled', userId: id, data: { reason: reason ?? null } });
-      await repos.journal.sessionsEnded(id, ended, 'disabled', actorOf(acting));
+      await sessionsEnded(repos.journal, id, ended, 'disabled', actorOf(acting));
       return reason === undefined ? {} : { reason };
     });
     return this.#detail(acting.session, id);
@@ -336,7 +337,7 @@ export class AdminService {
     await this.#change(acting, id, 'admin.user.sessions_ended', async (repos) => {
       const ended = await repos.sessions.deleteForUser(id);
       await repos.appAccess.revokeAccount(id);
-      await repos.journal.sessionsEnded(id, ended, 'admin', actorOf(acting));
+      await sessionsEnded(repos.journal, id, ended, 'admin', actorOf(acting));
       return { sessions: ended.length };
     });
   }

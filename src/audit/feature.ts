@@ -6,9 +6,9 @@ import { ActivityItemComponent, AuditRecordComponent, auditRoutes } from './rout
 
 /**
  * The audit log (issue 30): every account event is recorded by the services through the journal
- * (journal.ts) in the transaction of its change; this feature reads it (the admin API and each
- * account's activity) and purges what is older than AUDIT_RETENTION_DAYS. Its table is the
- * administration feature's (admin/ migration 0019).
+ * (kernel/journal.ts), whose sink (sink.ts) writes it in the transaction of its change; this
+ * feature reads it (the admin API and each account's activity) and purges what is older than
+ * AUDIT_RETENTION_DAYS. Its table is the administration feature's (admin/ migration 0019).
  */
 export const auditFeature: Feature = {
   name: 'audit',

@@ -10,6 +10,7 @@ import {
 } from 'kysely';
 import { timestamp as sqlTimestamp, type Tables } from '../db/schema.ts';
 import { timeFromIso } from '../db/stored-time.ts';
+import type { Actor } from '../kernel/scope.ts';
 import { parseExact, stringifyExact } from '../shared/exact-json.ts';
 
 export interface AuditEventsTable {
@@ -36,14 +37,7 @@ declare module '../db/schema.ts' {
   }
 }
 
-/** Who did it, from where. */
-export interface AuditActor {
-  actorId: bigint | null;
-  address: string | null;
-  userAgent: string | null;
-}
-
-export interface AuditEvent extends AuditActor {
+export interface AuditEvent extends Actor {
   type: string;
   /** The account it is about, if any. */
   userId: bigint | null;

@@ -1,9 +1,10 @@
 // The audit log as support and users read it (CONTRACT "Administration"): every record with
 // filters for support staff (their reading audited too), and each user's own recent security
 // events, without staff's reads of the account and without staff's addresses.
+
+import type { Journal } from '../kernel/journal.ts';
 import { AppError } from '../shared/errors.ts';
 import { type PageRequest, refuseDeepPage } from '../shared/paging.ts';
-import type { Journal } from './journal.ts';
 import type { AuditFilters, AuditRecord, AuditRepository } from './repository.ts';
 
 /**

@@ -1,10 +1,10 @@
 // The admin CLI's commands, loaded by main.ts once the command line is known to name one: on the
 // same DATABASE_URL (and settings) as the server, safe to run while servers run on that database.
 import { parseArgs } from 'node:util';
-import { actingAs, OPERATOR } from '../audit/context.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { type Database, openDatabase } from '../db/database.ts';
 import { schemaMigrations } from '../features.ts';
+import { actingAs, OPERATOR } from '../kernel/scope.ts';
 import { createServices } from '../services.ts';
 import { AppError } from '../shared/errors.ts';
 import { checkEmail } from '../users/rules.ts';

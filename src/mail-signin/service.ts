@@ -5,9 +5,9 @@
 // account (recovery/asks.ts); the background worker looks the account up and records the mail.
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { userData } from '../audit/events.ts';
-import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import { DEFAULT_LOCALE } from '../i18n/locale.ts';
+import type { Journal } from '../kernel/journal.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
 import type { MailService } from '../mail/service.ts';
 import { type AskLimit, recordAsk } from '../recovery/asks.ts';

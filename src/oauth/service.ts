@@ -5,8 +5,8 @@
 // email alone (CONTRACT "Sign in with a provider").
 import { createHash, randomBytes } from 'node:crypto';
 import { userData } from '../audit/events.ts';
-import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { Journal } from '../kernel/journal.ts';
 import { signedInRecently } from '../kernel/reauth.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';

@@ -3,8 +3,8 @@
 // client sends with the one it is given, so a one-way hash cannot serve), opened only when the
 // provider looks a client up.
 import { randomBytes } from 'node:crypto';
-import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { Journal } from '../kernel/journal.ts';
 import { SecretBox } from '../kernel/sealing.ts';
 import { AppError } from '../shared/errors.ts';
 import { randomTextId } from '../shared/ids.ts';

@@ -4,8 +4,8 @@
 // PUBLISH_AHEAD_MS later, by when every instance has picked it up (they look every
 // REFRESH_INTERVAL_MS); an old key stays published until the operator retires it.
 import { generateKeyPairSync, type JsonWebKey, randomBytes } from 'node:crypto';
-import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { Journal } from '../kernel/journal.ts';
 import { SecretBox } from '../kernel/sealing.ts';
 import { AppError } from '../shared/errors.ts';
 import { randomTextId } from '../shared/ids.ts';

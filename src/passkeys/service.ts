@@ -6,8 +6,8 @@ import type {
   RegistrationResponseJSON,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
-import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { Journal } from '../kernel/journal.ts';
 import type { AddressLimits } from '../kernel/limits.ts';
 import { type Reauthentication, signedInRecently } from '../kernel/reauth.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';

@@ -1,4 +1,4 @@
-// The actor of each request that may record an account event (audit/context.ts): its session's
+// The actor of each request that may record an account event (the request scope, kernel/scope.ts): its session's
 // user, its client address and User-Agent, carried with the rest of the request's work. Set in a
 // preHandler, once the body is read and the route's session checked, on the routes that write
 // (every method but GET and HEAD), on the staff routes (whose reads are audited) and on the GET
@@ -6,8 +6,8 @@
 // record nothing run no hook for it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { actingAs } from '../audit/context.ts';
-import type { Journal } from '../audit/journal.ts';
+import type { Journal } from '../kernel/journal.ts';
+import { actingAs } from '../kernel/scope.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -82,7 +82,7 @@ export interface MetricObservers {
   /** The seconds a hash waited in its lane's queue before a slot took it (0 when one was free). */
   hashWaited(lane: (typeof HASH_LANES)[number], seconds: number): void;
   /**
-   * An account event, once its change committed (audit/journal.ts), or counted without an audit
+   * An account event, once its change committed (kernel/journal.ts), or counted without an audit
    * record (`password.reset_requested`, `password.reset_refused`).
    */
   accountEvent(type: string, details?: Readonly<Record<string, unknown>>): void;

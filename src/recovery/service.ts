@@ -1,10 +1,11 @@
-import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { Journal } from '../kernel/journal.ts';
 import type { AccountMail } from '../mail/account-mail.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
 import type { MailService } from '../mail/service.ts';
 import { checkPassword } from '../passwords/policy.ts';
 import type { PasswordRepositories, PasswordService } from '../passwords/service.ts';
+import { sessionsEnded } from '../sessions/journal.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import { AppError } from '../shared/errors.ts';
 import type { AccountTokensRepository } from '../tokens/repository.ts';
@@ -179,7 +180,7 @@ export class RecoveryService {
           { type: 'email.verified', userId: user.id, actor, details: { via: 'reset' } },
           { type: 'email.verified', userId: user.id, data: { email: user.email } },
         );
-      await repos.journal.sessionsEnded(user.id, ended, 'password_reset', actor);
+      await sessionsEnded(repos.journal, user.id, ended, 'password_reset', actor);
       // The mailbox's owner takes the account (decisions 195, 340).
       await this.#emailProven.unlinkUnproven(repos, user, 'password_reset', actor);
       return user;

@@ -1,7 +1,8 @@
 import { hash, randomBytes } from 'node:crypto';
-import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { Journal } from '../kernel/journal.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
+import { sessionsEnded } from './journal.ts';
 import type {
   Liveness,
   NewSession,
@@ -195,7 +196,8 @@ export class SessionService {
       const ended = await sessions.delete(session.tokenHash);
       // Sign-out needs no session to answer, so the request's actor is not known: it is the session's owner.
       if (ended !== undefined)
-        await journal?.sessionsEnded(session.userId, [ended], 'signout', { actorId: session.userId });
+        if (journal)
+          await sessionsEnded(journal, session.userId, [ended], 'signout', { actorId: session.userId });
     });
   }
 
@@ -219,7 +221,8 @@ export class SessionService {
     let ended = false;
     await this.#recorded(async ({ sessions, journal }) => {
       ended = await sessions.deleteLive(caller.userId, id, this.#liveness());
-      if (ended) await journal?.sessionsEnded(caller.userId, [id], caller.id === id ? 'signout' : 'revoked');
+      if (ended && journal)
+        await sessionsEnded(journal, caller.userId, [id], caller.id === id ? 'signout' : 'revoked');
     });
     return ended;
   }
@@ -228,7 +231,7 @@ export class SessionService {
   async endOthers(caller: ActiveSession): Promise<void> {
     await this.#recorded(async ({ sessions, journal }) => {
       const ended = await sessions.deleteForUser(caller.userId, caller.tokenHash);
-      await journal?.sessionsEnded(caller.userId, ended, 'revoked');
+      if (journal) await sessionsEnded(journal, caller.userId, ended, 'revoked');
     });
   }
 

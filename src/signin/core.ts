@@ -4,8 +4,8 @@
 // for methods without one), the session grant with its optional fence, and the known device.
 // Its routes' half (the answer, the audit line, the metric, the failure's shape) is answers.ts.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { Journal } from '../kernel/journal.ts';
 import type { SessionService, StartedSession } from '../sessions/service.ts';
 import { addressKey } from '../shared/address.ts';
 import type { CodeGate, TotpFactor } from '../totp/repository.ts';
@@ -393,7 +393,7 @@ export class SigninCore {
     const now = row.now.getTime();
     // The sign-in's audit record and user.signed_in event, written with the session.
     const factorUsed = code?.match.kind;
-    const { audit, notice } = this.#d.journal.prepare(
+    const entry = this.#d.journal.prepare(
       {
         type: 'signin.succeeded',
         userId: user.id,
@@ -402,23 +402,21 @@ export class SigninCore {
       },
       { type: 'user.signed_in', userId: user.id, data: { method, sessionId: started.session.id } },
       row.now,
-      true,
     );
     const grant = {
       session: row,
       passwordHash: proof.fence?.passwordHash,
       forgive: attempt.forgiveness,
       remember: device && { tokenDigest: device.digest, now, expiresAt: throttle.deviceExpiry(now) },
-      audit,
-      notice,
+      entry,
     };
     let granted: boolean;
-    let notified = 0;
-    if (!code && !ticket) ({ granted, notified } = await this.#d.signins.grantSession(grant));
+    let written: number[] = [];
+    if (!code && !ticket) ({ granted, written } = await this.#d.signins.grantSession(grant));
     else
       try {
-        ({ granted, notified } = await this.#d.transaction(async (repos) => {
-          const refused = { granted: false, notified: 0 };
+        ({ granted, written } = await this.#d.transaction(async (repos) => {
+          const refused = { granted: false, written: [] };
           if (ticket) {
             // The user row first, as a deletion takes it before the ticket's and the factor's.
             await repos.users.holdForReference(user.id);
@@ -445,7 +443,7 @@ export class SigninCore {
         if (error !== CODE_SPENT) throw error;
         return this.#wrongCode(user, code!.failures, attempt, ticket, method, client);
       }
-    this.#d.journal.queued(notified);
+    this.#d.journal.written(written);
     if (!granted) {
       await attempt.failed();
       return { ok: false, reason: 'credentials', userId: user.id };

@@ -1,9 +1,8 @@
 import type { Kysely, QueryCreator } from 'kysely';
-import { type AuditEvent, AuditRepository, auditRow } from '../audit/repository.ts';
 import { runPrepared, type SlottedQuery, slotted } from '../db/prepared.ts';
 import type { Tables } from '../db/schema.ts';
+import type { Granted as GrantedRows, JournalEntry, JournalSink, SinkStatement } from '../kernel/journal.ts';
 import { type NewSession, sessionRow } from '../sessions/repository.ts';
-import { insertDeliveries, type WebhookNotice, WebhooksRepository } from '../webhooks/repository.ts';
 import { SigninDevicesRepository } from './device-repository.ts';
 import { SigninAttemptsRepository } from './throttle-repository.ts';
 
@@ -16,16 +15,14 @@ export interface SessionGrant {
   forgive: { accountDigest: string; address: string; device: string | null };
   /** The client to remember as a known device of the account; undefined when devices are off. */
   remember: { tokenDigest: string; now: number; expiresAt: number } | undefined;
-  /** The sign-in's audit record (undefined: AUDIT_SIGNINS=false), written with the session. */
-  audit: AuditEvent | undefined;
-  /** The user.signed_in event for the webhooks listening, queued with the session. */
-  notice: WebhookNotice;
+  /** The sign-in's journal entry (its record, user.signed_in), written with the session. */
+  entry: JournalEntry;
 }
 
-/** Whether the session was granted, and how many webhook deliveries were queued with it. */
+/** Whether the session was granted, and the rows each journal sink wrote with it, in their order. */
 export interface Granted {
   granted: boolean;
-  notified: number;
+  written: number[];
 }
 
 export interface GrantRepositoryOptions {
@@ -34,11 +31,16 @@ export interface GrantRepositoryOptions {
    * credential row share-locked while it runs. SQLite has neither: its grant is two statements in one transaction.
    */
   postgres: boolean;
+  /** The journal's sinks (kernel/journal.ts), whose rows the grant writes with the session. */
+  sinks: readonly JournalSink[];
 }
 
 /**
- * The session grant of every sign-in, with the throttle's forgiveness and the known device, made
- * one round trip where the store allows it: each round trip saved is sign-ins gained.
+ * The session grant of every sign-in, with the throttle's forgiveness, the known device and the
+ * journal's rows, made one round trip where the store allows it: each round trip saved is sign-ins
+ * gained. The one statement that writes other features' tables (the throttle's, the devices', and
+ * through their `statement`s the journal sinks' audit records and webhook deliveries): the
+ * exception to each feature writing only its own, kept for the hot path of sign-ins.
  */
 export class GrantRepository {
   readonly #db: Kysely<Tables>;
@@ -60,8 +62,9 @@ export class GrantRepository {
   async grantSession(grant: SessionGrant): Promise<Granted> {
     // The one-statement form is the password sign-in's (the hot path, always fenced).
     if (this.#options.postgres && grant.passwordHash !== undefined) return this.#grantInOneStatement(grant);
-    if (this.#db.isTransaction) return grantInSteps(this.#db, grant);
-    return this.#db.transaction().execute((trx) => grantInSteps(trx, grant));
+    const sinks = this.#options.sinks;
+    if (this.#db.isTransaction) return grantInSteps(this.#db, sinks, grant);
+    return this.#db.transaction().execute((trx) => grantInSteps(trx, sinks, grant));
   }
 
   async #grantInOneStatement({
@@ -69,11 +72,11 @@ export class GrantRepository {
     passwordHash,
     forgive,
     remember,
-    audit,
-    notice,
+    entry,
   }: SessionGrant): Promise<Granted> {
-    this.#grant ??= slotted(GRANT_SLOTS, (s) =>
-      this.#db
+    const parts = this.#options.sinks.map((sink) => sink.statement);
+    this.#grant ??= slotted([...GRANT_SLOTS, ...parts.flatMap(partSlots)], (s) => {
+      let query = this.#db
         .with('granted', (db) => insertIfHash(db, s, s.passwordHash, true).returning('user_id'))
         // The account's last sign-in, for support staff (admin/): with the session it dates.
         .with('dated', (db) =>
@@ -113,78 +116,37 @@ export class GrantRepository {
                 .doUpdateSet((eb) => ({ known_until: eb.ref('excluded.known_until') })),
             )
             .returning('token_digest'),
-        )
-        // The audit record and the webhook deliveries, only once granted (audit/journal.ts's,
-        // in this statement): a null type (AUDIT_SIGNINS=false) records nothing.
-        .with('audited', (db) =>
-          db
-            .insertInto('audit_events')
-            .columns(['created_at', 'type', 'actor_id', 'user_id', 'address', 'user_agent', 'details'])
-            .expression((eb) =>
-              eb
-                .selectFrom('granted')
-                .select([
-                  eb.val(s.created_at).as('created_at'),
-                  eb.val(s.auditType).as('type'),
-                  'user_id as actor_id',
-                  'user_id',
-                  eb.val(s.auditAddress).as('address'),
-                  eb.val(s.auditUserAgent).as('user_agent'),
-                  eb.val(s.auditDetails).as('details'),
-                ])
-                .where(eb.cast(eb.val(s.auditType), 'text'), 'is not', null),
-            )
-            .returning('id'),
-        )
-        .with('notified', (db) =>
-          insertDeliveries(
-            db,
-            'user.signed_in',
-            {
-              message_id: s.noticeMessageId,
-              user_id: s.user_id,
-              payload: s.noticePayload,
-              created_at: s.created_at,
-              retry_until: s.noticeRetryUntil,
-              next_attempt_at: s.noticeAt,
-            },
-            ({ exists, selectFrom }) => exists(selectFrom('granted').select('user_id')),
-          ).returning('id'),
-        )
-        .selectFrom('granted')
-        .select(({ fn, selectFrom }) => [
-          fn.countAll<number | string | bigint>().as('granted'),
-          selectFrom('notified')
+        );
+      // Each sink's rows (the audit record, the webhook deliveries), only once granted; their
+      // tables are theirs, so the builder is told only that `granted` is there to gate on.
+      for (const part of parts)
+        query = query.with(part.name, (db) =>
+          part.insert(db as unknown as QueryCreator<Tables & GrantedRows>, partSlotsOf(part, s)),
+        ) as unknown as typeof query;
+      return query.selectFrom('granted').select(({ fn, selectFrom }) => [
+        fn.countAll<number | string | bigint>().as('granted'),
+        // Each part's count, what its sink is told it wrote (PostgreSQL runs a data-modifying WITH
+        // whether read or not; reading it keeps that explicit).
+        ...parts.map((part) =>
+          selectFrom(part.name as 'granted')
             .select(({ fn }) => fn.countAll<number | string | bigint>().as('n'))
-            .as('notified'),
-          // Referenced so that PostgreSQL runs it (a data-modifying WITH runs regardless; this keeps it explicit).
-          selectFrom('audited')
-            .select(({ fn }) => fn.countAll<number | string | bigint>().as('n'))
-            .as('audited'),
-        ]),
-    );
-    const row = audit && auditRow(audit, session.now);
-    const rows = await runPrepared(
-      this.#db,
-      this.#grant.query,
-      this.#grant.parameters({
-        ...sessionRow(session),
-        passwordHash,
-        ...forgive,
-        rememberDigest: remember?.tokenDigest ?? null,
-        rememberAt: BigInt(remember?.now ?? 0),
-        rememberUntil: BigInt(remember?.expiresAt ?? 0),
-        auditType: row?.type ?? null,
-        auditAddress: row?.address ?? null,
-        auditUserAgent: row?.user_agent ?? null,
-        auditDetails: row?.details ?? null,
-        noticeMessageId: notice.messageId,
-        noticePayload: notice.payload,
-        noticeRetryUntil: BigInt(notice.retryUntil),
-        noticeAt: BigInt(notice.createdAt.getTime()),
-      }),
-    );
-    return { granted: Number(rows[0]?.[0] ?? 0) > 0, notified: Number(rows[0]?.[1] ?? 0) };
+            .as(part.name),
+        ),
+      ]);
+    });
+    const values: Record<GrantSlot, unknown> = {
+      ...sessionRow(session),
+      passwordHash,
+      ...forgive,
+      rememberDigest: remember?.tokenDigest ?? null,
+      rememberAt: BigInt(remember?.now ?? 0),
+      rememberUntil: BigInt(remember?.expiresAt ?? 0),
+    };
+    for (const part of parts)
+      for (const [slot, value] of Object.entries(part.values(entry))) values[`${part.name}.${slot}`] = value;
+    const rows = await runPrepared(this.#db, this.#grant.query, this.#grant.parameters(values));
+    const row = rows[0];
+    return { granted: Number(row?.[0] ?? 0) > 0, written: parts.map((_, i) => Number(row?.[i + 1] ?? 0)) };
   }
 }
 
@@ -209,16 +171,18 @@ const GRANT_SLOTS = [
   'rememberDigest',
   'rememberAt',
   'rememberUntil',
-  'auditType',
-  'auditAddress',
-  'auditUserAgent',
-  'auditDetails',
-  'noticeMessageId',
-  'noticePayload',
-  'noticeRetryUntil',
-  'noticeAt',
 ] as const;
-type GrantSlot = (typeof GRANT_SLOTS)[number];
+/** A slot of the grant's own, or of a sink's part, named after the part: `audited.type`. */
+type GrantSlot = (typeof GRANT_SLOTS)[number] | `${string}.${string}`;
+
+const partSlots = (part: SinkStatement) => part.slots.map((slot) => `${part.name}.${slot}` as const);
+
+/** A part's slots under its own names. */
+function partSlotsOf(part: SinkStatement, slots: Readonly<Record<GrantSlot, never>>) {
+  return Object.fromEntries(part.slots.map((slot) => [slot, slots[`${part.name}.${slot}`]])) as Readonly<
+    Record<string, never>
+  >;
+}
 
 /**
  * The session insert, as INSERT … SELECT from the user's password credential when it still has
@@ -252,12 +216,13 @@ function insertIfHash(
 
 async function grantInSteps(
   db: Kysely<Tables>,
-  { session, passwordHash, forgive, remember, audit, notice }: SessionGrant,
+  sinks: readonly JournalSink[],
+  { session, passwordHash, forgive, remember, entry }: SessionGrant,
 ): Promise<Granted> {
   const granted = await insertIfHash(db, sessionRow(session), passwordHash, false)
     .returning('user_id')
     .executeTakeFirst();
-  if (!granted) return { granted: false, notified: 0 };
+  if (!granted) return { granted: false, written: sinks.map(() => 0) };
   await db
     .updateTable('users')
     .set({ last_signin_at: sessionRow(session).created_at })
@@ -266,8 +231,7 @@ async function grantInSteps(
   await new SigninAttemptsRepository(db).clear(forgive.accountDigest, forgive);
   if (remember)
     await new SigninDevicesRepository(db).remember({ ...remember, accountDigest: forgive.accountDigest });
-  if (audit) await new AuditRepository(db).record(audit, session.now);
-  // Row locks matter only to claims; this repository only inserts.
-  const notified = await new WebhooksRepository(db, { rowLocks: false }).enqueue(notice);
-  return { granted: true, notified };
+  const written: number[] = [];
+  for (const sink of sinks) written.push(await sink.write(db, entry));
+  return { granted: true, written };
 }

@@ -2,8 +2,8 @@
 // makes once the password is right (auth/service.ts).
 import { createHash, randomInt } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
-import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { Journal } from '../kernel/journal.ts';
 import { confirmPresentPassword, type PasswordAttempts, signedInRecently } from '../kernel/reauth.ts';
 import { SecretBox } from '../kernel/sealing.ts';
 import type { AccountMail } from '../mail/account-mail.ts';

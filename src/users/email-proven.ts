@@ -6,7 +6,7 @@
 // a password reset (and so an accepted invitation, whose link is a reset's), an admin's or the
 // CLI's say-so. Declared in users/ and given the identities as an interface, as recovery/service.ts
 // declares its throttle, so users/ does not depend on oauth/.
-import type { AccountEvent, Journal } from '../audit/journal.ts';
+import type { AccountEvent, Journal } from '../kernel/journal.ts';
 import type { AccountMail, AccountMailRepositories, Addressee } from '../mail/account-mail.ts';
 
 /** What the rule needs of the linked identities (oauth/identity-repository.ts's IdentitiesRepository). */

@@ -1,6 +1,6 @@
 import { userData } from '../audit/events.ts';
-import type { AccountEvent, Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { AccountEvent, Journal } from '../kernel/journal.ts';
 import type { EmailChangeLimits, RegistrationLimits } from '../kernel/limits.ts';
 import type { LimitEventsRepository } from '../kernel/limits-repository.ts';
 import { confirmPresentPassword, type PasswordAttempts, type Reauthentication } from '../kernel/reauth.ts';
@@ -13,6 +13,7 @@ import type {
   PasswordRepositories,
   PasswordService,
 } from '../passwords/service.ts';
+import { sessionsEnded } from '../sessions/journal.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
@@ -278,7 +279,7 @@ export class UsersService {
           { type: 'password.changed', userId: id, details: { via: 'change' } },
           { type: 'password.changed', userId: id, data: { via: 'change' } },
         );
-        await repos.journal.sessionsEnded(id, ended, 'password_changed');
+        await sessionsEnded(repos.journal, id, ended, 'password_changed');
       }
       if (emailChanged) {
         // Links mailed to the old address stop working: they would otherwise outlive the change.
@@ -386,7 +387,7 @@ export class UsersService {
         { type: 'password.changed', userId: user.id, details: { via: 'cli' } },
         { type: 'password.changed', userId: user.id, data: { via: 'cli' } },
       );
-      await repos.journal.sessionsEnded(user.id, ended, 'password_changed');
+      await sessionsEnded(repos.journal, user.id, ended, 'password_changed');
     });
     return user;
   }

@@ -1,5 +1,6 @@
 // The events a webhook may listen to (CONTRACT "Administration"), and the body each delivery
 // carries: {"type", "timestamp", "data"}, every id an exact JSON integer.
+import type { Announcement } from '../kernel/journal.ts';
 import { stringifyExact } from '../shared/exact-json.ts';
 
 export const WEBHOOK_EVENT_TYPES = [
@@ -18,15 +19,13 @@ export const WEBHOOK_EVENT_TYPES = [
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
-/** An event for the receivers listening to its type; `data` holds `userId` and what the type adds. */
-export interface WebhookEvent {
-  type: WebhookEventType;
-  userId: bigint;
-  data: Readonly<Record<string, unknown>>;
+declare module '../kernel/journal.ts' {
+  // The journal's announcements are the webhooks' events: a type outside the list fails to compile.
+  interface AnnouncedTypes extends Record<WebhookEventType, true> {}
 }
 
 /** The body of a delivery, as POSTed (and as kept, to be sent the same at every attempt). */
-export function webhookBody(event: WebhookEvent, at: Date): string {
+export function webhookBody(event: Announcement, at: Date): string {
   return stringifyExact({
     type: event.type,
     timestamp: at.toISOString(),

@@ -1,13 +1,13 @@
 // Webhooks (CONTRACT "Administration"): admins register receivers; account events are recorded
-// as deliveries in the transaction of their change (audit/journal.ts); every instance's sender
-// claims what is due and POSTs it, signed as the Standard Webhooks specification says, retrying
-// with backoff until the delivery's window (24 h) is over. Deliveries of one receiver for one
+// as deliveries in the transaction of their change (the journal's sink, sink.ts); every instance's
+// sender claims what is due and POSTs it, signed as the Standard Webhooks specification says,
+// retrying with backoff until the delivery's window (24 h) is over. Deliveries of one receiver for one
 // user go out one at a time, in order; different receivers and users go out side by side, at most
 // `perReceiver` at once for one receiver, so a slow receiver never holds up the others.
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { Journal } from '../audit/journal.ts';
 import type { InTransaction } from '../db/transactions.ts';
+import type { Journal } from '../kernel/journal.ts';
 import { afterFailure, type OutboxOutcome, senderName } from '../kernel/outbox.ts';
 import { SecretBox } from '../kernel/sealing.ts';
 import { AppError } from '../shared/errors.ts';

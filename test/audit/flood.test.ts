@@ -6,7 +6,7 @@
 // every failed and throttled sign-in in one line. Every record keeps 256 characters of User-Agent.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { TALLY_WINDOW_MS } from '../../src/audit/journal.ts';
+import { TALLY_WINDOW_MS } from '../../src/audit/sink.ts';
 import { type SignedIn, staff } from '../admin/support.ts';
 import { NO_THROTTLE, newUser, register, sessionToken, startApp, type TestApp } from '../helpers/app.ts';
 import { describeEachStore, type Store } from '../helpers/stores.ts';

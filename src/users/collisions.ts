@@ -24,7 +24,7 @@ export function reportEmailKeyCollisions(
       const keptApart = set.keptApart.map((user) => user.id.toString());
       log.warn(
         { holder: set.holder?.id.toString() ?? null, keptApart },
-        'email key collision: these accounts have one email under the normalisation of decision 352; the later ones keep their old key and cannot sign in by email until an admin resolves it (usher users collisions)',
+        'email key collision: these accounts have one email under the normalisation of decision 352; the kept-apart ones keep their old key and cannot sign in by email until an admin resolves it (usher users collisions)',
       );
     }
   };

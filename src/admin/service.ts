@@ -21,7 +21,7 @@ import type { EmailProven, EmailProvenRepositories } from '../users/email-proven
 import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
 import { checkEmail, checkLocale, checkName } from '../users/rules.ts';
 import { type AccountIdentity, type AccountMethodReaders, keepAnAdmin } from '../users/service.ts';
-import { type AccountRole, emailKey, type User } from '../users/user.ts';
+import { type AccountRole, emailKey, savedEmail, type User } from '../users/user.ts';
 import type { AdminRepository, AdminSortKey, AdminUserRecord, UserFilters } from './repository.ts';
 
 /** An account as the admin API shows one. */
@@ -206,19 +206,26 @@ export class AdminService {
         await repos.admin.setRoles(id, roles, now);
         if ([...roles].sort().join(' ') !== [...current.roles].sort().join(' ')) changed.push('roles');
       }
-      const emailWrites = email !== undefined && email !== current.email;
+      // Against the key stored: an account migration 0028 kept apart keeps its own address as it is.
+      let saved: ReturnType<typeof savedEmail> | undefined;
+      if (email !== undefined) {
+        const stored = await repos.users.findForChange(id);
+        if (!stored) throw notFound();
+        saved = savedEmail({ email: current.email, emailKey: stored.emailKey }, email);
+      }
+      const emailWrites = saved !== undefined && saved.email !== current.email;
       if (name !== undefined && name !== current.name) {
         // With a new email, the name is written by the email's update below.
         if (!emailWrites) await repos.admin.setName(id, name, now);
         changed.push('name');
       }
-      const newEmail = email !== undefined && emailKey(email) !== emailKey(current.email);
-      if (email !== undefined && email !== current.email) {
+      const newEmail = saved?.emailKey !== undefined;
+      if (saved !== undefined && emailWrites) {
         let updated: Awaited<ReturnType<UsersRepository['update']>>;
         try {
           updated = await repos.users.update(id, {
-            email,
-            emailKey: emailKey(email),
+            email: saved.email,
+            emailKey: saved.emailKey,
             name: name ?? current.name,
             unverify: newEmail,
           });
@@ -231,7 +238,7 @@ export class AdminService {
             type: 'email.changed',
             userId: id,
             actor: actorOf(acting),
-            details: { from: current.email, to: email, via: 'admin' },
+            details: { from: current.email, to: saved.email, via: 'admin' },
           });
         if (newEmail && updated) {
           // Links mailed to the old address open nothing any more; the new one is asked to confirm

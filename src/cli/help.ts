@@ -131,8 +131,9 @@ NFKC form and IDNA domain (migration 0028): U+212A KELVIN SIGN and k, fullwidth 
 ASCII, exämple.com and xn--exmple-cua.com. Nothing was merged: in each set the account that held
 the key keeps it (it signs in by that email), and the others are kept apart on their old key, so
 they cannot sign in by email. Resolve a set by giving a kept-apart account another email (PATCH
-/api/admin/users/{id} or the console), which removes it from this list, or by deleting one by
-its id (DELETE /api/admin/users/{id}; "users delete --email" finds the account holding the key). A
+/api/admin/users/{id} or the console), which removes it from this list, or by deleting it by
+its id (DELETE /api/admin/users/{id}; "users delete --email" finds the account holding the key).
+Deleting the holder or giving it another email hands the key to the oldest kept-apart account. A
 table, or with --json one JSON object per set: {"emailKey", "holder", "keptApart"}, each account
 {"id", "email", "name", "createdAt"}. Exit code 0 when there is none, 1 when some remain.`,
   'mail send-test': `Usage: usher mail send-test --to E

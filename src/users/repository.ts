@@ -9,15 +9,7 @@ import { PasswordCredentialsRepository } from '../passwords/repository.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import type { PageRequest } from '../shared/paging.ts';
 import './tables.ts';
-import {
-  type AccountRole,
-  accountDigest,
-  emailKey,
-  nameKey,
-  parseRoles,
-  type User,
-  type UserSortKey,
-} from './user.ts';
+import { type AccountRole, accountDigest, nameKey, parseRoles, type User, type UserSortKey } from './user.ts';
 
 /** A user's columns, in the order userOfTuple reads them. */
 export const USER_COLUMNS = [
@@ -189,6 +181,19 @@ export class UsersRepository {
   }
 
   /**
+   * The user and the email key stored for them, for a change of their email (users/user.ts
+   * savedEmail): an account migration 0028 kept apart holds an older key than its email's.
+   */
+  async findForChange(id: bigint): Promise<{ user: User; emailKey: string } | undefined> {
+    const row = await this.#db
+      .selectFrom('users')
+      .select([...USER_COLUMNS, 'email_key'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && { user: toUser(row), emailKey: row.email_key };
+  }
+
+  /**
    * The accounts whose emails share a key (migration 0028, decision 355), by set: the account that
    * holds the key first, then those kept on their old keys, in id order.
    */
@@ -297,6 +302,40 @@ export class UsersRepository {
   }
 
   /**
+   * A key its holder gave up (deleted, or moved to another address) goes at once to the oldest
+   * account migration 0028 kept waiting for it (decision 356), in the same transaction: the
+   * migration's own rule, and no one else can register the address in between (the old holder's
+   * row holds the key's index entry until the commit). Its known devices move with it.
+   */
+  async #handOn(key: string): Promise<void> {
+    const waiting = await this.#db
+      .selectFrom('email_key_collisions')
+      .select('user_id')
+      .where('email_key', '=', key)
+      .orderBy('user_id')
+      .execute();
+    for (const { user_id: id } of waiting) {
+      // Locked, then read again: a change of its own address may have committed meanwhile.
+      const row = await this.#emailKeyOf(id);
+      const still = await this.#db
+        .selectFrom('email_key_collisions')
+        .select('user_id')
+        .where('user_id', '=', id)
+        .where('email_key', '=', key)
+        .executeTakeFirst();
+      if (!row || !still) continue;
+      await this.#db
+        .updateTable('users')
+        .set({ email_key: key, updated_at: new Date().toISOString() })
+        .where('id', '=', id)
+        .execute();
+      await this.#moveDevices(row.email_key, key);
+      await this.#db.deleteFrom('email_key_collisions').where('user_id', '=', id).execute();
+      return;
+    }
+  }
+
+  /**
    * For sign-in's rehash (auth/service.ts): replaces the hash only if it is still the one that was
    * verified, so a concurrent change wins (passwords/repository.ts's `replace`).
    */
@@ -352,19 +391,21 @@ export class UsersRepository {
   }
 
   /**
-   * Replaces email and name. Throws EmailTakenError when another user has the email key. Resolves
-   * undefined when the user no longer exists.
+   * Replaces email and name, and the email key when one is given that differs from the stored
+   * one. Throws EmailTakenError when another user has the email key. Resolves undefined when the
+   * user no longer exists.
    */
   async update(id: bigint, changes: UserChanges): Promise<User | undefined> {
     try {
-      // A new email takes the account's known devices along: the key they are stored under is
+      // A new key takes the account's known devices along: the key they are stored under is
       // read in this transaction, locked on PostgreSQL, so a concurrent change cannot strand them.
-      const before = changes.unverify ? await this.#emailKeyOf(id) : undefined;
+      const before = changes.emailKey === undefined ? undefined : await this.#emailKeyOf(id);
+      const newKey = before && before.email_key !== changes.emailKey ? changes.emailKey : undefined;
       const query = this.#db
         .updateTable('users')
         .set({
           email: changes.email,
-          email_key: changes.emailKey,
+          ...(newKey === undefined ? {} : { email_key: newKey }),
           name: changes.name,
           name_key: nameKey(changes.name),
           ...(changes.locale === undefined ? {} : { locale: changes.locale }),
@@ -373,10 +414,11 @@ export class UsersRepository {
         })
         .where('id', '=', id);
       const row = await query.returning(USER_COLUMNS).executeTakeFirst();
-      if (row && before && before.email_key !== changes.emailKey) {
-        await this.#moveDevices(before.email_key, changes.emailKey);
+      if (row && before && newKey !== undefined) {
+        await this.#moveDevices(before.email_key, newKey);
         // An account kept apart by migration 0028 is resolved by its new address.
         await this.#db.deleteFrom('email_key_collisions').where('user_id', '=', id).execute();
+        await this.#handOn(before.email_key);
       }
       return row && toUser(row);
     } catch (error) {
@@ -406,10 +448,14 @@ export class UsersRepository {
     const row = await this.#db
       .deleteFrom('users')
       .where('id', '=', id)
-      .returning(USER_COLUMNS)
+      .returning([...USER_COLUMNS, 'email_key'])
       .executeTakeFirst();
-    if (row) await this.#forgetDevices(emailKey(row.email));
-    return row && toUser(row);
+    if (!row) return undefined;
+    // The key stored, not the email's: an account kept apart by migration 0028 holds an older key,
+    // and its email's key (and the devices under it) is another account's.
+    await this.#forgetDevices(row.email_key);
+    await this.#handOn(row.email_key);
+    return toUser(row);
   }
 }
 
@@ -419,14 +465,18 @@ const USER_COUNTS: RangeCounts = { table: 'user_counts', column: 'users', span: 
 /** Accounts whose emails have one key: the one holding it, and those kept on their old keys. */
 export interface EmailKeyCollision {
   emailKey: string;
-  /** Undefined once the holder is deleted: the next start or edit of a kept-apart account resolves it. */
+  /**
+   * Undefined only where no account held the key when listed: a holder's deletion or new address
+   * hands the key on to the oldest kept-apart account in the same transaction (decision 356).
+   */
   holder: User | undefined;
   keptApart: User[];
 }
 
 export interface UserChanges {
   email: string;
-  emailKey: string;
+  /** The email's key when it changes (users/user.ts savedEmail); the stored key stays when absent. */
+  emailKey?: string | undefined;
   name: string;
   /** The email is a new one: not verified until a link mailed to it is followed. */
   unverify?: boolean;

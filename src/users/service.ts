@@ -30,7 +30,14 @@ import {
   type UsersRepository,
 } from './repository.ts';
 import { checkEmail, checkLocale, checkName } from './rules.ts';
-import { type AccountRole, emailKey, USER_DEEP_SORTS, type User, type UserSortKey } from './user.ts';
+import {
+  type AccountRole,
+  emailKey,
+  savedEmail,
+  USER_DEEP_SORTS,
+  type User,
+  type UserSortKey,
+} from './user.ts';
 
 export interface Registration {
   email: string;
@@ -212,10 +219,13 @@ export class UsersService {
     const name = checkName(input.name);
     const locale = input.locale === undefined ? undefined : checkLocale(input.locale);
     const password = input.password === undefined ? undefined : await checkPassword(input.password);
-    const current = await this.#users.findById(id);
-    if (!current) throw userNotFound();
-    const key = emailKey(email);
-    const sensitive = password !== undefined || key !== emailKey(current.email);
+    const found = await this.#users.findForChange(id);
+    if (!found) throw userNotFound();
+    const current = found.user;
+    // Against the key stored: an account migration 0028 kept apart saves its own address as it is.
+    const saved = savedEmail({ email: current.email, emailKey: found.emailKey }, email);
+    const emailChanged = saved.emailKey !== undefined;
+    const sensitive = password !== undefined || emailChanged;
     const proof = sensitive
       ? await this.#confirmPassword(current, input.currentPassword, client.address)
       : undefined;
@@ -227,7 +237,6 @@ export class UsersService {
     // write and sign-in's fence take them).
     // A new address is unproven until a link mailed to it is followed; the old address hears of
     // the change, and a new password is announced, in the same transaction as the change.
-    const emailChanged = key !== emailKey(current.email);
     const user = await this.#transaction(async (repos) => {
       if (proof) {
         const held = next
@@ -238,8 +247,8 @@ export class UsersService {
       let updated: User | undefined;
       try {
         updated = await repos.users.update(id, {
-          email,
-          emailKey: key,
+          email: saved.email,
+          emailKey: saved.emailKey,
           name,
           unverify: emailChanged,
           locale,
@@ -254,9 +263,9 @@ export class UsersService {
       // are exact on both stores. Beyond a cap the change is refused (429) and rolls back,
       // rather than made without its mails: every change that happens is announced.
       if (emailChanged)
-        await this.#limits.emailChange.take(repos.limits, id, emailKey(current.email), emailKey(email));
+        await this.#limits.emailChange.take(repos.limits, id, emailKey(current.email), emailKey(saved.email));
       const changed = [
-        ...(email !== current.email ? ['email'] : []),
+        ...(saved.email !== current.email ? ['email'] : []),
         ...(name !== current.name ? ['name'] : []),
         ...(locale !== undefined && locale !== current.locale ? ['locale'] : []),
       ];
@@ -264,7 +273,7 @@ export class UsersService {
         await repos.journal.record({
           type: 'email.changed',
           userId: id,
-          details: { from: current.email, to: email },
+          details: { from: current.email, to: saved.email },
         });
       if (changed.length > 0)
         await repos.journal.record(

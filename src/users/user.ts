@@ -60,6 +60,22 @@ export function emailForm(email: string): string {
   return email.trim().normalize('NFKC');
 }
 
+/**
+ * What saving `submitted` (checkEmail's form) as an account's email writes, against the address
+ * and the key stored (decision 356). The stored address resubmitted, in any form NFKC makes one,
+ * is no change: an account migration 0028 kept apart holds an old key, and its own address under
+ * today's key is another account's, so comparing keys would make every save of its profile a
+ * change of address (409 EMAIL_TAKEN). `emailKey` is set only when the key really changes.
+ */
+export function savedEmail(
+  stored: { email: string; emailKey: string },
+  submitted: string,
+): { email: string; emailKey: string | undefined } {
+  if (submitted === emailForm(stored.email)) return { email: stored.email, emailKey: undefined };
+  const key = emailKey(submitted);
+  return { email: submitted, emailKey: key === stored.emailKey ? undefined : key };
+}
+
 /** A name as admin search compares it: compatibility-normalised and lower-cased, any script. */
 export function nameKey(name: string): string {
   return name.normalize('NFKC').toLowerCase();

@@ -57,6 +57,7 @@ import { TotpService } from './totp/service.ts';
 import { EmailProven } from './users/email-proven.ts';
 import { AddressLimits, EmailChangeLimits, RegistrationLimits } from './users/limits.ts';
 import { LimitEventsRepository } from './users/limits-repository.ts';
+import { EmailProofsRepository } from './users/proof-repository.ts';
 import { Reauthentication } from './users/reauth.ts';
 import { UsersRepository } from './users/repository.ts';
 import { UsersService } from './users/service.ts';
@@ -162,6 +163,8 @@ export function createServices(config: Config, database: Database, options: Serv
   };
   const repositories = (db: Kysely<Tables>, commit: CommitHooks = AUTOCOMMIT) => ({
     users: new UsersRepository(db, { rowLocks }),
+    // Read by EmailProven alone (users/email-proven.ts, decision 343).
+    emailProofs: new EmailProofsRepository(db),
     passwords: new PasswordCredentialsRepository(db, { rowLocks }),
     sessions: new SessionsRepository(db),
     tokens: new AccountTokensRepository(db),

@@ -303,9 +303,7 @@ export class OAuthService {
       if (!linked.proven && user.emailVerified) {
         // Left by a proof of the mailbox from before every proof applied the rule (decision 340):
         // the rule applies now, and the identity is a new one for that account, below.
-        await this.#d.transaction((repos) =>
-          this.#d.emailProven.unlinkUnproven(repos, user, 'already_verified', { actorId: null }),
-        );
+        await this.#d.transaction((repos) => this.#d.emailProven.unlinkLeftovers(repos, user));
         this.#d.mail.wake();
         return this.#accountFor(provider, profile, acceptLanguage, retried);
       }

@@ -89,7 +89,7 @@ export class EmailProven {
         { type: 'email.verified', userId: user.id, ...(actor ? { actor } : {}), details: { via: VIA[by] } },
         { type: 'email.verified', userId: user.id, data: { email: user.email } },
       );
-    const unlinked = await this.unlinkUnproven(repos, user, by, actor);
+    const unlinked = await this.#unlink(repos, user, by, actor);
     return { verified, unlinked };
   }
 
@@ -103,11 +103,16 @@ export class EmailProven {
   }
 
   /**
-   * Unlinks the account's unproven identities, in the caller's transaction: by `prove`, and alone
-   * for an identity found unproven on an account whose email was proven before every proof applied
-   * the rule (`already_verified`). Resolves how many went.
+   * The rule alone, for an identity found unproven on an account whose email was proven before
+   * every proof applied it (oauth/service.ts, decision 342): reason `already_verified`, no one
+   * acting. Resolves how many went.
    */
-  async unlinkUnproven(
+  unlinkLeftovers(repos: Omit<EmailProvenRepositories, 'emailProofs'>, user: Addressee): Promise<number> {
+    return this.#unlink(repos, user, 'already_verified', { actorId: null });
+  }
+
+  /** Unlinks the account's unproven identities, in the caller's transaction; how many went. */
+  async #unlink(
     repos: Omit<EmailProvenRepositories, 'emailProofs'>,
     user: Addressee,
     by: ProvenBy,

@@ -82,8 +82,8 @@ export class EmailProven {
     options: { at: Date; actor?: AccountEvent['actor']; touch?: boolean },
   ): Promise<Proof> {
     const { at, actor } = options;
-    const verified =
-      !user.emailVerified && (await repos.emailProofs.markVerified(user.id, at, options.touch ?? false));
+    // Asked of the row, not of `user`: it may have been read before this transaction.
+    const verified = await repos.emailProofs.markVerified(user.id, at, options.touch ?? false);
     if (verified)
       await repos.journal.record(
         { type: 'email.verified', userId: user.id, ...(actor ? { actor } : {}), details: { via: VIA[by] } },

@@ -59,6 +59,7 @@ import { AccountTokensRepository } from './tokens/repository.ts';
 import { TotpRepository } from './totp/repository.ts';
 import { TotpService } from './totp/service.ts';
 import { EmailProven } from './users/email-proven.ts';
+import { EmailProofsRepository } from './users/proof-repository.ts';
 import { UsersRepository } from './users/repository.ts';
 import { UsersService } from './users/service.ts';
 import { emailKey } from './users/user.ts';
@@ -164,6 +165,8 @@ export function createServices(config: Config, database: Database, options: Serv
   const journalDeps = { now, sinks, onEvent: options.observers?.accountEvent };
   const repositories = (db: Kysely<Tables>, commit: CommitHooks = AUTOCOMMIT) => ({
     users: new UsersRepository(db, { rowLocks }),
+    // Read by EmailProven alone (users/email-proven.ts, decision 343).
+    emailProofs: new EmailProofsRepository(db),
     passwords: new PasswordCredentialsRepository(db, { rowLocks }),
     sessions: new SessionsRepository(db),
     tokens: new AccountTokensRepository(db),

@@ -269,14 +269,17 @@ export class AdminRepository {
       .execute();
   }
 
-  /** The email counts as verified (from `now`, or since it was) or not. */
-  async setEmailVerified(id: bigint, verified: boolean, now: Date): Promise<void> {
+  /**
+   * The email counts as not verified. Marking it verified proves it, which only EmailProven does
+   * (users/email-proven.ts, decision 343).
+   */
+  async unverifyEmail(id: bigint, now: Date): Promise<void> {
     const at = now.toISOString();
-    let query = this.#db
+    await this.#db
       .updateTable('users')
-      .set({ email_verified_at: verified ? at : null, updated_at: at });
-    if (verified) query = query.where('email_verified_at', 'is', null);
-    await query.where('id', '=', id).execute();
+      .set({ email_verified_at: null, updated_at: at })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Disables the account with this reason (since the first time, if it already was). */

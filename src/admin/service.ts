@@ -256,12 +256,14 @@ export class AdminService {
         changed.push('email');
       }
       // Compared with the state after a new email (unverified by then): only real changes are told.
-      const verifiedBefore = (await repos.users.findById(id))?.emailVerified ?? current.emailVerified;
-      if (input.emailVerified !== undefined) {
-        await repos.admin.setEmailVerified(id, input.emailVerified, now);
-        if (input.emailVerified !== verifiedBefore) changed.push('emailVerified');
-      }
-      const after = await repos.users.findById(id);
+      const read = await repos.users.findById(id);
+      const verifiedBefore = read?.emailVerified ?? current.emailVerified;
+      if (input.emailVerified === false) await repos.admin.unverifyEmail(id, now);
+      if (input.emailVerified !== undefined && input.emailVerified !== verifiedBefore)
+        changed.push('emailVerified');
+      // A verified mark is set by the proof below, after this change's other records as it always
+      // was; in this transaction, so told now.
+      const after = read && { ...read, emailVerified: input.emailVerified ?? read.emailVerified };
       if (after && changed.length > 0) {
         await repos.journal.notify({
           type: 'user.updated',
@@ -275,16 +277,16 @@ export class AdminService {
             actor: actorOf(acting),
             details: { from: current.role, to: input.role, via: 'admin' },
           });
-        if (input.emailVerified === true && !verifiedBefore)
-          await repos.journal.record(
-            { type: 'email.verified', userId: id, actor: actorOf(acting), details: { via: 'admin' } },
-            { type: 'email.verified', userId: id, data: { email: after.email } },
-          );
       }
-      // The admin vouches for the mailbox: its owner takes the account (decision 340).
-      if (after?.emailVerified && input.emailVerified === true)
-        mailed =
-          (await this.#emailProven.unlinkUnproven(repos, after, 'admin', actorOf(acting))) > 0 || mailed;
+      // The admin vouches for the mailbox: its owner takes the account (decisions 340, 343).
+      if (read && input.emailVerified === true) {
+        const proof = await this.#emailProven.prove(repos, read, 'admin', {
+          at: now,
+          actor: actorOf(acting),
+          touch: true,
+        });
+        mailed = proof.unlinked > 0 || mailed;
+      }
       return {
         changed,
         ...(input.role !== undefined ? { role: input.role } : {}),

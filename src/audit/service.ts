@@ -1,7 +1,7 @@
 // The audit log as support and users read it (CONTRACT "Administration"): every record with
 // filters for support staff (their reading audited too), and each user's own recent security
 // events, without staff's reads of the account and without staff's addresses.
-
+import { purgeInRounds } from '../db/purge.ts';
 import type { Journal } from '../kernel/journal.ts';
 import { AppError } from '../shared/errors.ts';
 import { type PageRequest, refuseDeepPage } from '../shared/paging.ts';
@@ -22,10 +22,6 @@ export const ATTEMPTS_READ = 10_000;
 export const ATTEMPTS_LINE = 'signin.failures';
 /** Staff reading an account, or retrying a webhook about it, is theirs to know, not the account's. */
 const STAFF_READS = ['admin.user.viewed', 'admin.webhook.delivery_retried'] as const;
-/** Records purged per statement: a short transaction each, however much expired. */
-const PURGE_BATCH = 5000;
-/** Statements per housekeeping round: what is left waits a minute. */
-const PURGE_ROUNDS = 20;
 
 /**
  * A record as its user sees it: who did it (`you`: signed in as the account; `staff`: support or
@@ -129,12 +125,8 @@ export class AuditService {
   /** Records older than AUDIT_RETENTION_DAYS go, in short rounds (housekeeping, every instance). */
   async purgeExpired(): Promise<number> {
     const before = new Date(this.#now() - this.#retentionMs);
-    let total = 0;
-    for (let round = 0; round < PURGE_ROUNDS; round++) {
-      const n = await this.#audit.purge(before, PURGE_BATCH);
-      total += n;
-      if (n < PURGE_BATCH) break;
-    }
+    // Short statements, a bounded run: what is left waits a minute (db/purge.ts).
+    const total = await purgeInRounds((limit) => this.#audit.purge(before, limit));
     this.#onPurged(total);
     return total;
   }

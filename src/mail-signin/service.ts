@@ -258,17 +258,13 @@ export class MailSigninService {
           if (await repos.users.findByEmailKey(stored.emailKey)) return undefined;
           user = await this.#create(repos, stored, via);
         }
-        const actor = { actorId: user.id };
-        if (!user.emailVerified && (await repos.users.markEmailVerified(user.id, new Date(now)))) {
-          await repos.journal.record(
-            { type: 'email.verified', userId: user.id, actor, details: { via } },
-            { type: 'email.verified', userId: user.id, data: { email: user.email } },
-          );
-          user = { ...user, emailVerified: true };
-        }
-        // The mail reached the mailbox's owner, who takes the account (decision 340).
-        unlinked = await this.#d.emailProven.unlinkUnproven(repos, user, via, actor);
-        return user;
+        // The mail reached the mailbox's owner, who takes the account (decisions 340, 343).
+        const proof = await this.#d.emailProven.prove(repos, user, via, {
+          at: new Date(now),
+          actor: { actorId: user.id },
+        });
+        unlinked = proof.unlinked;
+        return proof.verified ? { ...user, emailVerified: true } : user;
       });
       if (unlinked > 0) this.#d.mail.wake();
       if (!user) return fail(stored.userId ?? undefined);

@@ -12,7 +12,7 @@ import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.
 import type { MailService } from '../mail/service.ts';
 import type { SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
 import type { TotpFactor } from '../totp/repository.ts';
-import type { EmailProven } from '../users/email-proven.ts';
+import type { EmailProven, EmailProvenRepositories } from '../users/email-proven.ts';
 import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
 import { checkEmail, checkName, NAME_MAX } from '../users/rules.ts';
 import { emailKey, type User } from '../users/user.ts';
@@ -60,7 +60,9 @@ const TOKEN_FORM = /^[A-Za-z0-9_-]{43}$/;
 const digestOf = (token: string) => createHash('sha256').update(token).digest('hex');
 const randomToken = () => randomBytes(32).toString('base64url');
 
-export interface OAuthRepositories extends AccountMailRepositories {
+export interface OAuthRepositories
+  extends AccountMailRepositories,
+    Pick<EmailProvenRepositories, 'emailProofs'> {
   users: UsersRepository;
   identities: IdentitiesRepository;
   journal: Journal;
@@ -75,7 +77,10 @@ export interface OAuthServiceDeps {
   transaction: InTransaction<OAuthRepositories>;
   accountMail: AccountMail;
   mail: Pick<MailService, 'wake'>;
-  /** The rule of a proven email (users/email-proven.ts), for identities left unproven by an earlier proof. */
+  /**
+   * The rule of a proven email (users/email-proven.ts): a new account's email its provider verified,
+   * and identities left unproven by an earlier proof.
+   */
   emailProven: EmailProven;
   /** The account's TOTP factor, for the native route's code. */
   factorOf(userId: bigint): Promise<TotpFactor | undefined>;
@@ -298,9 +303,7 @@ export class OAuthService {
       if (!linked.proven && user.emailVerified) {
         // Left by a proof of the mailbox from before every proof applied the rule (decision 340):
         // the rule applies now, and the identity is a new one for that account, below.
-        await this.#d.transaction((repos) =>
-          this.#d.emailProven.unlinkUnproven(repos, user, 'already_verified', { actorId: null }),
-        );
+        await this.#d.transaction((repos) => this.#d.emailProven.unlinkLeftovers(repos, user));
         this.#d.mail.wake();
         return this.#accountFor(provider, profile, acceptLanguage, retried);
       }
@@ -386,7 +389,7 @@ export class OAuthService {
         locale,
       });
       if (profile.emailVerified) {
-        await repos.users.markEmailVerified(user.id, new Date(this.#d.now()));
+        await this.#d.emailProven.provenAtCreation(repos, user.id, new Date(this.#d.now()));
         user = { ...user, emailVerified: true };
       } else await this.#d.accountMail.verification(repos, user);
       const identity = await repos.identities.insert({

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import middie from '@fastify/middie';
+import { purgeInRounds } from '../db/purge.ts';
 import type { Feature } from '../features.ts';
 import { labelRoute } from '../plugins/pipeline.ts';
 import { interactionRoutes } from './interactions.ts';
@@ -21,10 +22,6 @@ const PROVIDER_HEADERS: ReadonlyArray<readonly [string, string]> = [
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
   ],
 ];
-
-/** Login baselines purged per round, and rounds per housekeeping run (the audit purge's way). */
-const BASELINE_PURGE_BATCH = 5000;
-const BASELINE_PURGE_ROUNDS = 20;
 
 const INTERACTION_SUFFIX = INTERACTION_PATH.slice(OIDC_PREFIX.length);
 
@@ -94,13 +91,13 @@ export const oidcFeature: Feature = {
   },
   housekeeping: async ({ oidc, limits }) => {
     const now = Date.now();
+    // Expired rows in short statements, a bounded number per run (db/purge.ts).
     await Promise.all([
-      oidc.models.deleteExpired(now),
+      purgeInRounds((limit) => oidc.models.deleteExpired(now, limit)),
       limits.oidcAuthorization.purge(),
       limits.oidcPushedRequest.purge(),
     ]);
-    for (let round = 0; round < BASELINE_PURGE_ROUNDS; round++)
-      if ((await oidc.baselines.deleteExpired(now, BASELINE_PURGE_BATCH)) < BASELINE_PURGE_BATCH) break;
+    await purgeInRounds((limit) => oidc.baselines.deleteExpired(now, limit));
   },
   routes: async (app, { services, guard, config, log }) => {
     const { oidc, sessions, users, limits } = services;

@@ -12,10 +12,6 @@ export interface StoredModel {
   expiresAt: number | undefined;
 }
 
-/** Expired rows removed per statement, and statements per housekeeping run (the audit purge's shape). */
-const PURGE_BATCH = 5000;
-const PURGE_ROUNDS = 20;
-
 const digestOf = (id: string) => createHash('sha256').update(id).digest('base64url');
 
 /**
@@ -142,38 +138,29 @@ export class OidcModelsRepository {
   }
 
   /**
-   * Expired rows, at most `limit` of them per statement and `rounds` statements per call (the
-   * housekeeping's next run goes on): a flood's worth of expired rows is never one long statement
-   * holding the table (SQLite's single writer) or one huge transaction (PostgreSQL).
+   * Expired rows, at most `limit` of them in this one statement: the housekeeping calls it in rounds
+   * (db/purge.ts), so a flood's worth of expired rows is never one long statement holding the table
+   * (SQLite's single writer) or one huge transaction (PostgreSQL).
    */
-  async deleteExpired(
-    now: number,
-    { limit = PURGE_BATCH, rounds = PURGE_ROUNDS }: { limit?: number; rounds?: number } = {},
-  ): Promise<number> {
-    let total = 0;
-    for (let round = 0; round < rounds; round++) {
-      const result = await this.#db
-        .deleteFrom('oidc_models')
-        .where('expires_ms', '<=', BigInt(now))
-        .where(({ eb, refTuple, selectFrom }) =>
-          eb(
-            refTuple('model', 'id_digest'),
-            'in',
-            selectFrom('oidc_models')
-              .select(['model', 'id_digest'])
-              .where('expires_ms', '<=', BigInt(now))
-              // By expiry, on its index: with nothing expired the read stops at once.
-              .orderBy('expires_ms')
-              .limit(limit)
-              .$asTuple('model', 'id_digest'),
-          ),
-        )
-        .executeTakeFirst();
-      const n = Number(result.numDeletedRows);
-      total += n;
-      if (n < limit) break;
-    }
-    return total;
+  async deleteExpired(now: number, limit: number): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('oidc_models')
+      .where('expires_ms', '<=', BigInt(now))
+      .where(({ eb, refTuple, selectFrom }) =>
+        eb(
+          refTuple('model', 'id_digest'),
+          'in',
+          selectFrom('oidc_models')
+            .select(['model', 'id_digest'])
+            .where('expires_ms', '<=', BigInt(now))
+            // By expiry, on its index: with nothing expired the read stops at once.
+            .orderBy('expires_ms')
+            .limit(limit)
+            .$asTuple('model', 'id_digest'),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }
 

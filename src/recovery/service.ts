@@ -161,7 +161,6 @@ export class RecoveryService {
         throw invalidToken();
       // Sets the account's password, whether it had one or not.
       await this.#passwords.set(repos, user.id, next);
-      const verified = await repos.users.markEmailVerified(user.id, now);
       const ended = await repos.sessions.deleteForUser(user.id);
       await repos.appAccess.revokeAccount(user.id);
       await repos.tokens.voidAll(user.id, 'password-reset', now);
@@ -175,14 +174,9 @@ export class RecoveryService {
         { type: 'password.reset', userId: user.id, actor, details: { via: 'reset' } },
         { type: 'password.changed', userId: user.id, data: { via: 'reset' } },
       );
-      if (verified)
-        await repos.journal.record(
-          { type: 'email.verified', userId: user.id, actor, details: { via: 'reset' } },
-          { type: 'email.verified', userId: user.id, data: { email: user.email } },
-        );
+      // The link reached the mailbox, whose owner takes the account (decisions 195, 340, 343).
+      await this.#emailProven.prove(repos, user, 'password_reset', { at: now, actor });
       await sessionsEnded(repos.journal, user.id, ended, 'password_reset', actor);
-      // The mailbox's owner takes the account (decisions 195, 340).
-      await this.#emailProven.unlinkUnproven(repos, user, 'password_reset', actor);
       return user;
     });
     await this.#throttle.forgiveAccount(emailKey(user.email));
@@ -200,14 +194,12 @@ export class RecoveryService {
       // A link to an address the account no longer has proves nothing about the current one.
       if (!user || holder.email === null || emailKey(holder.email) !== emailKey(user.email))
         throw invalidToken();
-      const actor = { actorId: user.id };
-      if (await repos.users.markEmailVerified(user.id, now))
-        await repos.journal.record(
-          { type: 'email.verified', userId: user.id, actor, details: { via: 'link' } },
-          { type: 'email.verified', userId: user.id, data: { email: user.email } },
-        );
-      // The link reached the mailbox's owner, who takes the account (decision 340).
-      return this.#emailProven.unlinkUnproven(repos, user, 'email_verification', actor);
+      // The link reached the mailbox's owner, who takes the account (decisions 340, 343).
+      const proof = await this.#emailProven.prove(repos, user, 'email_verification', {
+        at: now,
+        actor: { actorId: user.id },
+      });
+      return proof.unlinked;
     });
     if (unlinked > 0) this.#mail.wake();
   }

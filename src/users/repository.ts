@@ -357,18 +357,6 @@ export class UsersRepository {
       .execute();
   }
 
-  /** The email is shown to reach its owner (kept as it is if it already was). */
-  /** Marks the email verified; false when it already was (or the user is gone). */
-  async markEmailVerified(id: bigint, at: Date): Promise<boolean> {
-    const result = await this.#db
-      .updateTable('users')
-      .set({ email_verified_at: at.toISOString() })
-      .where('id', '=', id)
-      .where('email_verified_at', 'is', null)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
-  }
-
   /** One page in an order other than id: a walk of that order's index (the service bounds its depth). */
   async list(paging: PageRequest<UserSortKey>): Promise<User[]> {
     const query = this.#db.selectFrom('users').select(USER_COLUMNS);

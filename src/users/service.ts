@@ -404,15 +404,8 @@ export class UsersService {
   /** Admin (CLI): the user's email counts as verified from now on. */
   async markEmailVerified(email: string): Promise<User> {
     const user = await this.findByEmail(email);
-    await this.#transaction(async (repos) => {
-      if (await repos.users.markEmailVerified(user.id, new Date()))
-        await repos.journal.record(
-          { type: 'email.verified', userId: user.id, details: { via: 'cli' } },
-          { type: 'email.verified', userId: user.id, data: { email: user.email } },
-        );
-      // The operator vouches for the mailbox: its owner takes the account (decision 340).
-      await this.#emailProven.unlinkUnproven(repos, user, 'cli');
-    });
+    // The operator vouches for the mailbox: its owner takes the account (decisions 340, 343).
+    await this.#transaction((repos) => this.#emailProven.prove(repos, user, 'cli', { at: new Date() }));
     return user;
   }
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Database } from '../../src/db/database.ts';
+import { purgeInRounds } from '../../src/db/purge.ts';
 import { schemaMigrations } from '../../src/features.ts';
 import { adapterFactory } from '../../src/oidc/adapter.ts';
 import type { ClientRegistry } from '../../src/oidc/clients.ts';
@@ -50,7 +51,7 @@ describeEachStore('oidc_models', (store) => {
     assert.notEqual(await models.find('AuthorizationCode', value, Date.now()), undefined);
     assert.equal(await models.find('AuthorizationCode', value, Date.now() + 2000), undefined);
     const purgedAt = Date.now() + 2000;
-    await models.deleteExpired(purgedAt);
+    await purgeInRounds((limit) => models.deleteExpired(purgedAt, limit));
     // Other tests of this file (in any order) leave rows that live on; none expired may.
     const left = await database.db
       .selectFrom('oidc_models')
@@ -63,7 +64,7 @@ describeEachStore('oidc_models', (store) => {
   test('ISSUE 40: the purge removes expired rows in bounded statements: one round of 10 removes 10, the rest in further rounds, live rows kept', async () => {
     const now = Date.now();
     // Rows of other tests of this file, in any order, may have expired too: gone first.
-    await models.deleteExpired(now);
+    await purgeInRounds((limit) => models.deleteExpired(now, limit));
     for (let i = 0; i < 25; i++)
       await models.upsert('Interaction', id(), { payload: { i }, expiresAt: now - 1000 - i });
     const live = id();
@@ -78,9 +79,17 @@ describeEachStore('oidc_models', (store) => {
             .executeTakeFirstOrThrow()
         ).n,
       );
-    assert.equal(await models.deleteExpired(now, { limit: 10, rounds: 1 }), 10, 'one statement, ten rows');
+    assert.equal(
+      await purgeInRounds((limit) => models.deleteExpired(now, limit), 10, 1),
+      10,
+      'one statement, ten rows',
+    );
     assert.equal(await expired(), 15);
-    assert.equal(await models.deleteExpired(now, { limit: 10 }), 15, 'the rest, over two more statements');
+    assert.equal(
+      await purgeInRounds((limit) => models.deleteExpired(now, limit), 10),
+      15,
+      'the rest, over two more statements',
+    );
     assert.equal(await expired(), 0);
     assert.notEqual(await models.find('Interaction', live, now), undefined);
   });

@@ -831,7 +831,7 @@ export interface paths {
         };
         /**
          * Your recent security events
-         * @description Your account's last 50 security events, newest first: sign-ins and failed ones, sign-outs, password, email and second-factor changes, linked identities, and what staff changed. Where staff acted, their address is left out.
+         * @description Your account's last security events, newest first: sign-ins, sign-outs, password, email and second-factor changes, linked identities, and what staff changed, and one line `signin.failures` summing the failed and throttled sign-ins of the last 30 days (details `failed`, `throttled`, `since`, `capped`), in the place of the newest of them; 50 items at most. Where staff acted, their address is left out.
          */
         get: operations["getAccountActivity"];
         put?: never;
@@ -1311,13 +1311,15 @@ export interface components {
              * @description When it happened.
              */
             at: string;
+            /** @description The record's type, or `signin.failures`: the one line of failed and throttled sign-ins. */
             type: string;
             /** @description `you`: signed in as this account; `staff`: support or an admin; `unknown`: no one signed in (a failed sign-in, a reset link) or the operator. */
             by: "you" | "staff" | "unknown";
             /** @description The client address it came from (null: the CLI or background work). */
             address: string | null;
+            /** @description The client's User-Agent, its first 256 characters. */
             userAgent: string | null;
-            /** @description What the event adds (its method, the fields changed, the session ended, …): never a secret or a password. A failed sign-in for an email with no account keeps only `emailDigest`, a SHA-256 of the folded email. */
+            /** @description What the event adds (its method, the fields changed, the session ended, …): never a secret or a password. A failed sign-in for an email with no account keeps only `emailDigest`, a SHA-256 of the folded email. A tallied record (`signin.throttled`: one per account, or network, method and hour) adds `count`, `firstAt` and `lastAt`. */
             details: {
                 [key: string]: unknown;
             };
@@ -1348,8 +1350,9 @@ export interface components {
             userId: bigint;
             /** @description The client address it came from (null: the CLI or background work). */
             address: string | null;
+            /** @description The client's User-Agent, its first 256 characters. */
             userAgent: string | null;
-            /** @description What the event adds (its method, the fields changed, the session ended, …): never a secret or a password. A failed sign-in for an email with no account keeps only `emailDigest`, a SHA-256 of the folded email. */
+            /** @description What the event adds (its method, the fields changed, the session ended, …): never a secret or a password. A failed sign-in for an email with no account keeps only `emailDigest`, a SHA-256 of the folded email. A tallied record (`signin.throttled`: one per account, or network, method and hour) adds `count`, `firstAt` and `lastAt`. */
             details: {
                 [key: string]: unknown;
             };

@@ -129,9 +129,12 @@ export interface ProcessRun {
 
 /**
  * Runs a command to its end with `input` on its stdin and PATH plus `env` as its environment,
- * collecting its output; killed after a minute, so a stuck command fails its test rather than
- * hanging the run.
+ * collecting its output; killed after five minutes, so a stuck command fails its test rather than
+ * hanging the run. (One minute was too short for `npm install` on a loaded 2-core machine: the
+ * packed client's install was killed half-way and failed with no message.)
  */
+const RUN_LIMIT_MS = 300_000;
+
 export function runProcess(
   command: string,
   args: string[],
@@ -156,7 +159,11 @@ export function runProcess(
     // A child that exits before reading its input (a usage error) closes the pipe: EPIPE, not a failure.
     child.stdin.on('error', () => {});
     child.stdin.end(input);
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, RUN_LIMIT_MS);
     child.on('error', (error) => {
       clearTimeout(timer);
       reject(error);
@@ -164,7 +171,11 @@ export function runProcess(
     // 'close', not 'exit': only then has everything the child wrote been read.
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      resolve({
+        code,
+        stdout,
+        stderr: killed ? `${stderr}\n[killed after ${RUN_LIMIT_MS / 1000} s]` : stderr,
+      });
     });
   });
 }

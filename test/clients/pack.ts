@@ -16,8 +16,35 @@ const LOCK = join(tmpdir(), 'usher-client-pack.lock');
 /** A file put in dist/ before each pack: the prepack's build must leave it out. */
 export const STALE_FILE = 'dist/left-before-the-pack.js';
 
+/**
+ * What reaches the registry where this machine does: the certificate authorities and proxies it
+ * trusts (a registry behind a TLS-inspecting proxy answers SELF_SIGNED_CERT_IN_CHAIN without
+ * them, and npm retries until the test's limit). Nothing else of the environment.
+ */
+const NETWORK_SETTINGS = [
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'HTTPS_PROXY',
+  'HTTP_PROXY',
+  'NO_PROXY',
+  'https_proxy',
+  'http_proxy',
+  'no_proxy',
+  'npm_config_cafile',
+  'npm_config_registry',
+];
+
 /** npm's cache lives under HOME; the rest of the environment stays out of the commands. */
-export const NPM_ENV = { HOME: process.env.HOME ?? tmpdir() };
+export const NPM_ENV: Record<string, string> = {
+  HOME: process.env.HOME ?? tmpdir(),
+  ...Object.fromEntries(
+    NETWORK_SETTINGS.flatMap((name) => {
+      const value = process.env[name];
+      return value === undefined ? [] : [[name, value]];
+    }),
+  ),
+};
 
 export function succeeded(run: ProcessRun, what: string): string {
   assert.equal(run.code, 0, `${what} failed (${run.code}):\n${run.stdout}\n${run.stderr}`);

@@ -74,6 +74,7 @@ async function serve(): Promise<void> {
   const { loadConfig } = await import('../src/config.ts');
   const { buildApp } = await import('../src/app.ts');
   const { FEATURES } = await import('../src/features.ts');
+  const { Composition } = await import('../src/kernel/composition.ts');
   const { lowerThreadpoolPriority, sizeThreadpool } = await import('../src/shared/threadpool.ts');
   const config = loadConfig(process.env);
   sizeThreadpool(config.threadpool.size);
@@ -82,8 +83,10 @@ async function serve(): Promise<void> {
   // (the journal's part) and stay pending.
   const features =
     process.env.BENCH_AUDIT_SENDER === 'off'
-      ? FEATURES.map((feature) =>
-          feature.name === 'webhooks' ? { ...feature, background: undefined } : feature,
+      ? new Composition<typeof config>(
+          FEATURES.modules.map((feature) =>
+            feature.name === 'webhooks' ? { ...feature, background: undefined } : feature,
+          ),
         )
       : FEATURES;
   const app = await buildApp({ ...config, passwordHash }, { features });

@@ -2,11 +2,20 @@ import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
 import type { DestinationStream } from 'pino';
-import type { Registry } from 'prom-client';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
-import { FEATURES, type Feature, type FeatureContext, housekeeping, schemaMigrations } from './features.ts';
+import type { FeatureContext } from './feature.ts';
+import {
+  type Built,
+  FEATURES,
+  type Features,
+  featuresOf,
+  housekeeping,
+  schemaMigrations,
+} from './features.ts';
+import type { Clock } from './kernel/composition.ts';
+import { keySource } from './kernel/sealing.ts';
 import { auditContextPlugin } from './plugins/audit-context.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
@@ -17,16 +26,14 @@ import {
 } from './plugins/errors.ts';
 import { jsonBodyPlugin } from './plugins/json-body.ts';
 import { logDestination } from './plugins/log-destination.ts';
-import { createMetrics, metricsPlugin, poolMetrics } from './plugins/metrics.ts';
+import { createMetrics, createRegistry, metricsPlugin } from './plugins/metrics.ts';
 import { componentsPlugin, docsPlugin, openApiPlugin } from './plugins/openapi.ts';
 import { pipelinePlugin } from './plugins/pipeline.ts';
 import { lazyChildLogger, requestId } from './plugins/request-logger.ts';
 import { shutdownPlugin } from './plugins/shutdown.ts';
 import { wireProfile } from './profiles/index.ts';
-import { createServices, type Services } from './services.ts';
 import { Authenticator, SESSION_COOKIE } from './sessions/guard.ts';
 import { sessionPlugin } from './sessions/plugin.ts';
-import type { Clock } from './sessions/service.ts';
 import { BODY_LIMITS } from './shared/body-limits.ts';
 import type { App } from './shared/fastify.ts';
 
@@ -37,8 +44,8 @@ export interface AppOptions {
   database?: Database;
   /** The clock of sessions and the throttle (tests move it instead of sleeping); Date.now by default. */
   clock?: Clock;
-  /** The features served (features.ts's FEATURES by default); tests add one of their own. */
-  features?: readonly Feature[];
+  /** The features served (features.ts's FEATURES by default); tests add one of their own with `.with(…)`. */
+  features?: Features;
 }
 
 const HOUSEKEEPING_INTERVAL_MS = 60 * 1000;
@@ -131,20 +138,19 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // Only JSON bodies are read; anything else is a 415 before it reaches a handler.
   app.removeContentTypeParser('text/plain');
   await app.register(jsonBodyPlugin);
-  // The metrics first: the services are built with what they are told (their observers), and a
-  // gauge that reads a service does so at a scrape, once the services exist.
-  let services: Services | undefined;
-  const built = () => services!;
-  const metrics = createMetrics([
-    ...features.flatMap((feature) => (feature.metrics ? [(r: Registry) => feature.metrics!(r, built)] : [])),
-    poolMetrics(database),
-  ]);
-  services = createServices(config, database, {
-    now: options.clock,
-    observers: metrics,
-    mailLog: app.log.child({ component: 'mail' }),
-    webhookLog: app.log.child({ component: 'webhooks' }),
-  });
+  // Each feature registers its metrics as it is built (the services are built with what they
+  // are told); the app's own (the pool, the requests) come after them in the text.
+  const registry = createRegistry();
+  const now = options.clock ?? Date.now;
+  const built = features.build({
+    config,
+    database,
+    now,
+    registry,
+    log: app.log,
+    sealingKey: keySource(config.encryptionKey, config.databaseUrl),
+  }) as Record<string, unknown> & Built;
+  const metrics = createMetrics(registry, database);
   await app.register(errorsPlugin);
   const shutdown = { closing: false };
   await app.register(shutdownPlugin, { state: shutdown });
@@ -182,45 +188,46 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     );
   }
   const guard = new Authenticator({
-    sessions: services.sessions,
+    sessions: built.sessions.sessions,
     cookie: { secure: config.session.cookieSecure },
     allowedOrigins: config.corsOrigins,
   });
   await app.register(sessionPlugin, { guard });
   // After the sessions' hooks: a write's actor is its session's user.
-  await app.register(auditContextPlugin, { journal: services.journal });
+  await app.register(auditContextPlugin, { journal: built.audit.journal });
   await app.register(openApiPlugin, {
     profile: config.profile,
     publicUrl: config.publicUrl,
     contactUrl: config.contactUrl,
-    components: features.flatMap((feature) => feature.components?.(profile) ?? []),
+    components: featuresOf(features).flatMap((feature) => feature.components?.(profile) ?? []),
     sessionCookie: SESSION_COOKIE,
   });
   await app.register(metricsPlugin, { metrics });
 
-  const context: FeatureContext = {
+  const shared: Omit<FeatureContext, 'own' | 'needs'> = {
     config,
-    services,
     guard,
     profile,
     metrics,
     database,
     schema,
     log: app.log,
+    now,
   };
-  for (const feature of features) await feature.routes?.(app, context);
+  const contextOf = (name: string): FeatureContext => ({ ...shared, own: built[name], needs: built });
+  for (const feature of featuresOf(features)) await feature.routes?.(app, contextOf(feature.name));
   await app.register(componentsPlugin);
   await app.register(docsPlugin);
 
   // What expires is removed in the background, never by a request: each feature its own.
   const sweeping = setInterval(() => {
     if (!schema.ready) return;
-    housekeeping(context.services, features).catch((err: unknown) =>
-      app.log.warn({ err }, 'housekeeping failed'),
-    );
+    housekeeping(built, features).catch((err: unknown) => app.log.warn({ err }, 'housekeeping failed'));
   }, HOUSEKEEPING_INTERVAL_MS);
   sweeping.unref();
-  const background = features.flatMap((feature) => (feature.background ? [feature.background(context)] : []));
+  const background = featuresOf(features).flatMap((feature) =>
+    feature.background ? [feature.background(contextOf(feature.name))] : [],
+  );
   // preClose: before the database closes (onClose), so background work in progress can record itself.
   app.addHook('preClose', async () => {
     clearInterval(sweeping);

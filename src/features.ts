@@ -1,20 +1,21 @@
-// The features Usher is made of, in the order their routes are registered. A feature folder
-// exports one `Feature` (its feature.ts) saying what it adds to the app: its routes, the named
-// OpenAPI shapes they reference, and its background clean-up. app.ts goes over this list; a new
-// feature (a new sign-in method, say) is a new folder and one line here.
+// The composition root (docs/architecture.md): the features Usher is made of, in the order they
+// are built. Each is built from the kernel and from the features before it that it needs, and its
+// routes are registered in the same order. A new feature, with or without state, is a new folder
+// and one line here (`.with(…)`), and the order is type-checked: a feature placed before one it
+// needs fails to compile. The server, the CLI and the tests all build through `compose`.
 
-import type { FastifyBaseLogger } from 'fastify';
-import type { Migration } from 'kysely/migration';
-import type { Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import { adminFeature } from './admin/feature.ts';
 import { auditFeature } from './audit/feature.ts';
 import { authFeature } from './auth/feature.ts';
 import { catalogFeature } from './catalog/feature.ts';
 import type { Config } from './config.ts';
-import type { Database, DialectName, MigrationSet } from './db/database.ts';
+import type { Database, MigrationSet } from './db/database.ts';
 import { createMigrations } from './db/migrations/index.ts';
-import type { SchemaReadiness } from './db/schema-readiness.ts';
+import type { AnyFeature } from './feature.ts';
 import { healthFeature } from './health/feature.ts';
+import { type Clock, Composition, type Logger } from './kernel/composition.ts';
+import { keySource } from './kernel/sealing.ts';
 import { mailFeature } from './mail/feature.ts';
 import { mailSigninFeature } from './mail-signin/feature.ts';
 import { oauthFeature } from './oauth/feature.ts';
@@ -22,86 +23,90 @@ import { oidcFeature } from './oidc/feature.ts';
 import { pagesFeature } from './pages/feature.ts';
 import { passkeysFeature } from './passkeys/feature.ts';
 import { passwordsFeature } from './passwords/feature.ts';
-import type { MetricObservers, Metrics } from './plugins/metrics.ts';
-import type { WireProfile } from './profiles/index.ts';
 import { recoveryFeature } from './recovery/feature.ts';
 import { restFeature } from './rest/feature.ts';
-import type { Services } from './services.ts';
 import { sessionsFeature } from './sessions/feature.ts';
-import type { Authenticator } from './sessions/guard.ts';
-import type { App } from './shared/fastify.ts';
-import type { Component } from './shared/schemas.ts';
-import { signinFeature } from './signin/feature.ts';
+import { signinFeature, throttleFeature } from './signin/feature.ts';
+import { tokensFeature } from './tokens/feature.ts';
 import { totpFeature } from './totp/feature.ts';
 import { usersFeature } from './users/feature.ts';
 import { webhooksFeature } from './webhooks/feature.ts';
 
-/** What a feature's routes are given: the built services and what every route shares. */
-export interface FeatureContext {
-  config: Config;
-  services: Services;
-  guard: Authenticator;
-  profile: WireProfile;
-  metrics: Metrics;
-  database: Database;
-  schema: SchemaReadiness;
-  log: FastifyBaseLogger;
+/** The composition root: every built-in feature, in the order they are built and their routes registered. */
+export const FEATURES = new Composition<Config>()
+  .with(passwordsFeature)
+  .with(tokensFeature)
+  .with(mailFeature)
+  .with(sessionsFeature)
+  .with(throttleFeature)
+  .with(usersFeature)
+  .with(totpFeature)
+  .with(signinFeature)
+  .with(authFeature)
+  .with(passkeysFeature)
+  .with(oauthFeature)
+  .with(mailSigninFeature)
+  .with(oidcFeature)
+  .with(adminFeature)
+  .with(auditFeature)
+  .with(webhooksFeature)
+  .with(recoveryFeature)
+  .with(catalogFeature)
+  .with(restFeature)
+  .with(healthFeature)
+  .with(pagesFeature);
+
+/** A composition of features, the built-in ones or more (a test adds one with `.with(…)`). */
+// biome-ignore lint/suspicious/noExplicitAny: any composition's features.
+export type Features = Composition<Config, any, any>;
+
+/** What the built-in features export, by name: the result of `compose`. */
+export type Built = ReturnType<typeof FEATURES.build>;
+
+/** The app's features of a composition (its modules are features: `.with` takes only those here). */
+export const featuresOf = (features: Features) => features.modules as readonly AnyFeature[];
+
+/** What `compose` takes besides the configuration and the database (all optional). */
+export interface ComposeOptions {
+  /** The clock every feature reads (tests pass one they can move); Date.now by default. */
+  now?: Clock;
+  /** Where the features register their metrics (a registry of its own by default). */
+  registry?: Registry;
+  /** Where background work logs (silent by default: the CLI and tests). */
+  log?: Logger;
 }
 
-export interface Feature {
-  /** The folder's name, for logs. */
-  name: string;
-  /**
-   * The migrations the feature adds (kept in its folder, frozen once landed), by date-prefixed
-   * name; its tables join db/schema.ts's `Tables` by module augmentation, in the feature's folder.
-   */
-  migrations?: Readonly<Record<string, (dialect: DialectName) => Migration>>;
-  /** Registers the feature's routes (each feature's plugin is encapsulated). */
-  routes?(app: App, context: FeatureContext): PromiseLike<unknown>;
-  /** The named shapes the routes reference, for the OpenAPI document's components. */
-  components?(profile: WireProfile): Component[];
-  /**
-   * Registers the feature's metric families, before the services are built: it returns the
-   * observers the services are built with (and the routes count with); `services` is for what a
-   * gauge reads at each scrape.
-   */
-  metrics?(registry: Registry, services: () => Services): Partial<MetricObservers>;
-  /** Background clean-up of what expires (every minute, on every instance, never in a request). */
-  housekeeping?(services: Services): Promise<unknown>;
-  /** Work that runs in the background from the start until the app closes (before the database). */
-  background?(context: FeatureContext): { stop(): Promise<void> };
-}
+const SILENT: Logger = { child: () => SILENT, info() {}, warn() {}, error() {} };
 
-export const FEATURES: readonly Feature[] = [
-  passwordsFeature,
-  mailFeature,
-  usersFeature,
-  signinFeature,
-  authFeature,
-  sessionsFeature,
-  passkeysFeature,
-  totpFeature,
-  oauthFeature,
-  mailSigninFeature,
-  oidcFeature,
-  adminFeature,
-  auditFeature,
-  webhooksFeature,
-  recoveryFeature,
-  catalogFeature,
-  restFeature,
-  healthFeature,
-  pagesFeature,
-];
+/**
+ * Builds the features' services for one database and configuration: the app, the admin CLI and
+ * tests share it, so all apply the same rules (validation, hashing, session revocation).
+ */
+export function compose<C extends Features = typeof FEATURES>(
+  config: Config,
+  database: Database,
+  options: ComposeOptions = {},
+  features: C = FEATURES as unknown as C,
+): ReturnType<C['build']> {
+  return features.build({
+    config,
+    database,
+    now: options.now ?? Date.now,
+    registry: options.registry ?? new Registry(),
+    log: options.log ?? SILENT,
+    // TOTP secrets, client secrets and the provider's keys are sealed under one key.
+    sealingKey: keySource(config.encryptionKey, config.databaseUrl),
+  }) as ReturnType<C['build']>;
+}
 
 /**
  * Every migration: the schema's history in db/migrations/ (up to 2026-11-24), then each
  * feature's. Two with one name is a programming error, stopped at start.
  */
-export function schemaMigrations(features: readonly Feature[] = FEATURES): MigrationSet {
+export function schemaMigrations(features: Features = FEATURES): MigrationSet {
   return (dialect) => {
     const all = createMigrations(dialect);
-    for (const feature of features) {
+    for (const feature of featuresOf(features)) {
       for (const [name, migration] of Object.entries(feature.migrations ?? {})) {
         if (name in all) throw new Error(`two migrations are named ${name} (feature ${feature.name})`);
         all[name] = migration(dialect);
@@ -112,9 +117,9 @@ export function schemaMigrations(features: readonly Feature[] = FEATURES): Migra
 }
 
 /** One round of every feature's housekeeping (the app runs one a minute; tests call it). */
-export async function housekeeping(
-  services: Services,
-  features: readonly Feature[] = FEATURES,
-): Promise<void> {
-  await Promise.all(features.map((feature) => feature.housekeeping?.(services)));
+export async function housekeeping(built: object, features: Features = FEATURES): Promise<void> {
+  const exports = built as Record<string, unknown>;
+  await Promise.all(
+    featuresOf(features).map((feature) => feature.housekeeping?.(exports[feature.name], exports)),
+  );
 }

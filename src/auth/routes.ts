@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Metrics } from '../plugins/metrics.ts';
 import { signinFailureResponses, type WireProfile } from '../profiles/index.ts';
 import type { Authenticator } from '../sessions/guard.ts';
 import { SessionComponent, TOKEN_MAX } from '../sessions/schemas.ts';
 import { component, success } from '../shared/schemas.ts';
 import { signinAnswers } from '../signin/answers.ts';
 import type { SigninCore } from '../signin/core.ts';
+import type { SigninObservers } from '../signin/feature.ts';
 import type { AuthService } from './service.ts';
 
 // Unused fields are ignored (CONTRACT), but a field that is there must be a string: no coercion.
@@ -50,7 +50,7 @@ export interface AuthRoutesOptions {
   core: SigninCore;
   guard: Authenticator;
   profile: WireProfile;
-  metrics: Pick<Metrics, 'signin'>;
+  metrics: SigninObservers;
 }
 
 /** POST /api/sessions' answer; named per profile since it holds the profile's user. */

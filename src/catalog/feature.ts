@@ -1,8 +1,27 @@
-import type { Feature } from '../features.ts';
+import type { Config } from '../config.ts';
+import { feature } from '../feature.ts';
+import type { Kernel, KernelUnit } from '../kernel/composition.ts';
+import { CatalogRepository } from './repository.ts';
 import { catalogRoutes, ProductComponent, ReviewComponent } from './routes.ts';
+import { CatalogService } from './service.ts';
 
-export const catalogFeature: Feature = {
+export interface CatalogUnit {
+  catalog: CatalogRepository;
+}
+
+export const catalogFeature = feature({
   name: 'catalog',
-  routes: (app, { services }) => app.register(catalogRoutes, { catalog: services.catalog }),
+  repositories: (db, { postgres }): CatalogUnit => ({ catalog: new CatalogRepository(db, { postgres }) }),
+  build(kernel: Kernel<Config, CatalogUnit & KernelUnit, unknown>, _needs: unknown) {
+    return {
+      catalog: new CatalogService({
+        catalog: kernel.repositories.catalog,
+        transaction: kernel.transaction,
+        limits: kernel.config.catalog,
+        now: kernel.now,
+      }),
+    };
+  },
+  routes: (app, { own }) => app.register(catalogRoutes, { catalog: own.catalog }),
   components: () => [ProductComponent, ReviewComponent],
-};
+});

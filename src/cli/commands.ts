@@ -3,9 +3,8 @@
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { type Database, openDatabase } from '../db/database.ts';
-import { schemaMigrations } from '../features.ts';
+import { compose, schemaMigrations } from '../features.ts';
 import { actingAs, OPERATOR } from '../kernel/scope.ts';
-import { createServices } from '../services.ts';
 import { AppError } from '../shared/errors.ts';
 import { checkEmail } from '../users/rules.ts';
 import { emailKey, type User } from '../users/user.ts';
@@ -100,7 +99,10 @@ async function run(command: string, argv: string[], config: Config, database: Da
     console.log('migrations applied');
     return 0;
   }
-  const { users, mail, oidc } = createServices(config, database);
+  const built = compose(config, database);
+  const { users } = built.users;
+  const { mail } = built.mail;
+  const { oidc } = built;
   switch (command) {
     case 'users add': {
       const email = need('email');

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { safeRedirect } from '../kernel/redirects.ts';
-import type { Metrics } from '../plugins/metrics.ts';
 import { signinFailureResponses, type WireProfile } from '../profiles/index.ts';
 import { AcceptedComponent } from '../recovery/routes.ts';
 import type { Authenticator } from '../sessions/guard.ts';
@@ -10,6 +9,7 @@ import { AppError } from '../shared/errors.ts';
 import { BODY_ERRORS, failures, success } from '../shared/schemas.ts';
 import { SECOND_FACTOR_HEADER, signinAnswers, signinMessage } from '../signin/answers.ts';
 import type { SigninCore } from '../signin/core.ts';
+import type { SigninObservers } from '../signin/feature.ts';
 import { CODE_MAX_FAILURES, type MailSigninResult, type MailSigninService } from './service.ts';
 
 export interface MailSigninRoutesOptions {
@@ -17,7 +17,7 @@ export interface MailSigninRoutesOptions {
   core: SigninCore;
   guard: Authenticator;
   profile: WireProfile;
-  metrics: Pick<Metrics, 'signin'>;
+  metrics: SigninObservers;
   redirects: { publicUrl: string; corsOrigins: readonly string[] };
   /** The asking client's language, for the mail to an email with no account yet. */
   localeOf(acceptLanguage: string | undefined): string | undefined;

@@ -1,29 +1,86 @@
-import type { Feature } from '../features.ts';
+import type { Config } from '../config.ts';
+import { type ExportsOf, feature } from '../feature.ts';
+import type { Kernel, KernelUnit } from '../kernel/composition.ts';
 import { BackgroundLoop } from '../shared/background.ts';
-import { mailMetrics } from './metrics.ts';
+import type { TokensUnit } from '../tokens/feature.ts';
+import { AccountMail } from './account-mail.ts';
+import { type MailObservers, mailMetrics } from './metrics.ts';
+import { OutboxRepository } from './repository.ts';
+import { MailService } from './service.ts';
+import { MailTemplates } from './templates.ts';
+import { createTransport } from './transport.ts';
+
+export interface MailUnit {
+  outbox: OutboxRepository;
+}
+
+/** Sent and failed messages are kept this long for operators, then removed. */
+const FINISHED_MAIL_KEPT_MS = 7 * 24 * 3600 * 1000;
 
 /** The outbox: its metrics, its delivery loop, and the removal of old finished mail. */
-export const mailFeature: Feature = {
+export const mailFeature = feature({
   name: 'mail',
-  metrics: (registry, services) => mailMetrics(registry, () => services().mail.waiting()),
-  housekeeping: (services) => services.purgeFinishedMail(),
-  background: ({ services, schema, config, log }) => {
+  repositories: (db, { postgres }) => ({ outbox: new OutboxRepository(db, { rowLocks: postgres }) }),
+  metrics: (registry, built) => mailMetrics(registry, () => built().mail.waiting()),
+  build(kernel: Kernel<Config, MailUnit & TokensUnit & KernelUnit, MailObservers>, _needs: unknown) {
+    const { config, now } = kernel;
+    const mail = new MailService({
+      outbox: kernel.repositories.outbox,
+      transport: createTransport(config.mail),
+      policy: config.mail,
+      now,
+      due: kernel.due,
+      onOutcome: kernel.observe.mailOutcome,
+      log: kernel.log.child({ component: 'mail' }),
+      templates: new MailTemplates(config.mail.templates, { now }),
+    });
+    const accountMail = new AccountMail({
+      mail,
+      policy: {
+        publicUrl: config.publicUrl,
+        passwordResetTtlMs: config.tokens.passwordResetTtlMs,
+        emailVerifyTtlMs: config.tokens.emailVerifyTtlMs,
+      },
+      now,
+    });
+    // What other features record mail from in the background (forgot-password asks, mail
+    // sign-in asks): each delivery round runs them first, then sends what is due.
+    const steps: Array<() => Promise<unknown>> = [];
+    return {
+      mail,
+      accountMail,
+      /** Runs `step` at the start of each delivery round (a feature that records mail from asks). */
+      beforeDelivery: (step: () => Promise<unknown>) => void steps.push(step),
+      /** One delivery round: the features' steps, then the mail that is due (until `stopping()`). */
+      deliver: async (stopping: () => boolean = () => false) => {
+        for (const step of steps) await step();
+        await mail.deliverDue(stopping);
+      },
+      /** Sent and failed mail kept FINISHED_MAIL_KEPT_MS for operators, then removed (housekeeping). */
+      purgeFinished: () => kernel.repositories.outbox.purgeFinished(new Date(now() - FINISHED_MAIL_KEPT_MS)),
+      due: kernel.due,
+    };
+  },
+  housekeeping: (own) => own.purgeFinished(),
+  background: ({ own, schema, config, log }) => {
     // Forgot-password asks and the outbox: at once when something is recorded here, and every
     // MAIL_POLL_MS for what other instances recorded and for retries.
     const delivery = new BackgroundLoop(
       async (stopping) => {
-        if (schema.ready) await services.deliver(stopping);
+        if (schema.ready) await own.deliver(stopping);
       },
       config.mail.pollMs,
       (err) => log.warn({ err }, 'mail delivery failed'),
     );
-    services.mailDue.listen(() => delivery.wake());
+    own.due.listen(() => delivery.wake());
     delivery.wake();
     return {
       stop: async () => {
         await delivery.stop();
-        services.mail.close();
+        own.mail.close();
       },
     };
   },
-};
+});
+
+export type MailExports = ExportsOf<typeof mailFeature>;

@@ -1,13 +1,15 @@
 // The mail feature's metrics on GET /metrics (plugins/metrics.ts): deliveries by outcome and the
 // messages still waiting in the outbox.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { DELIVERY_OUTCOMES, type MetricObservers } from '../plugins/metrics.ts';
+import { DELIVERY_OUTCOMES } from '../plugins/metrics.ts';
+
+/** What the mail sender tells the metrics: one delivery attempt's outcome. */
+export interface MailObservers {
+  mailOutcome(outcome: (typeof DELIVERY_OUTCOMES)[number]): void;
+}
 
 /** Registers the mail metrics; `waiting` is read at each scrape (the outbox of every instance). */
-export function mailMetrics(
-  registry: Registry,
-  waiting: () => Promise<number>,
-): Pick<MetricObservers, 'mailOutcome'> {
+export function mailMetrics(registry: Registry, waiting: () => Promise<number>): MailObservers {
   const mails = new Counter({
     name: 'usher_mail_deliveries_total',
     help: 'Mail delivery attempts by outcome: sent, retry (failed this time), failed (given up).',

@@ -1,30 +1,78 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.ts';
 import { ConfigError } from '../config.ts';
-import type { Feature } from '../features.ts';
+import { type ExportsOf, feature } from '../feature.ts';
+import type { Kernel, KernelUnit } from '../kernel/composition.ts';
+import { AddressLimits } from '../kernel/limits.ts';
+import type { MailExports } from '../mail/feature.ts';
+import type { SigninExports } from '../signin/feature.ts';
+import type { TotpUnit } from '../totp/feature.ts';
+import type { UsersExports } from '../users/feature.ts';
+import { IdentitiesRepository } from './identity-repository.ts';
 import { createOAuth } from './migrations/2026-11-25-0015-oauth.ts';
-import { type Provider, reasonOf } from './providers.ts';
+import { type Provider, Providers, reasonOf } from './providers.ts';
 import { oauthRoutes } from './routes.ts';
+import { type OAuthRepositories, OAuthService } from './service.ts';
+import { OAuthStatesRepository } from './state-repository.ts';
+
+export interface IdentitiesUnit {
+  identities: IdentitiesRepository;
+}
 
 /**
  * Sign-in with a provider (Google, Microsoft, Apple, GitLab, GitHub, any OpenID Connect issuer):
  * a method of the sign-in core, its identities, and the clean-up of abandoned sign-ins.
  */
-export const oauthFeature: Feature = {
+export const oauthFeature = feature({
   name: 'oauth',
   migrations: { '2026-11-25-0015-oauth': createOAuth },
-  housekeeping: ({ oauth, limits }) => Promise.all([oauth.purgeExpired(), limits.oauthStart.purge()]),
-  routes: async (app, { services, guard, profile, metrics, config, log }) => {
-    await Promise.all(services.oauth.providers.list().map((provider) => discoverAtStart(provider, log)));
+  repositories: (db, { postgres }): IdentitiesUnit => ({
+    identities: new IdentitiesRepository(db, { rowLocks: postgres }),
+  }),
+  build(
+    kernel: Kernel<Config, OAuthRepositories & IdentitiesUnit & TotpUnit & KernelUnit, unknown>,
+    needs: { signin: SigninExports; mail: MailExports; users: UsersExports },
+  ) {
+    const { config, repositories, now } = kernel;
+    const startLimit = new AddressLimits({
+      policy: config.oauth.starts,
+      events: repositories.limits,
+      now,
+      scope: 'oauth-start',
+      message: 'Too many provider sign-ins started from this address; try again later.',
+    });
+    const oauth = new OAuthService({
+      providers: new Providers(config.oauth.providers, config.publicUrl, config.oauth.timeoutMs),
+      states: new OAuthStatesRepository(kernel.database.db),
+      identities: repositories.identities,
+      users: repositories.users,
+      core: needs.signin.core,
+      transaction: kernel.transaction,
+      accountMail: needs.mail.accountMail,
+      mail: needs.mail.mail,
+      emailProven: needs.users.emailProven,
+      factorOf: (userId) => repositories.totp.find(userId),
+      signup: config.oauth.signup,
+      startLimit,
+      now,
+    });
+    return { oauth, startLimit };
+  },
+  housekeeping: ({ oauth, startLimit }) => Promise.all([oauth.purgeExpired(), startLimit.purge()]),
+  routes: async (app, { own, needs, guard, profile, config, log }) => {
+    await Promise.all(own.oauth.providers.list().map((provider) => discoverAtStart(provider, log)));
     await app.register(oauthRoutes, {
-      oauth: services.oauth,
+      oauth: own.oauth,
       guard,
       profile,
-      metrics,
-      core: services.core,
+      metrics: needs.signin.metrics,
+      core: needs.signin.core,
       config,
     });
   },
-};
+});
+
+export type OAuthExports = ExportsOf<typeof oauthFeature>;
 
 /** How long the start waits for a provider's discovery before going on without it. */
 const START_WAIT_MS = 3000;

@@ -5,7 +5,6 @@ import { Type } from 'typebox';
 import { tokenSessionFor } from '../auth/routes.ts';
 import { type Config, PROVIDER_ID } from '../config.ts';
 import { safeRedirect } from '../kernel/redirects.ts';
-import type { Metrics } from '../plugins/metrics.ts';
 import type { WireProfile } from '../profiles/index.ts';
 import { signinFailureResponses } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
@@ -15,6 +14,7 @@ import { failures, noContent, success } from '../shared/schemas.ts';
 import { invalid } from '../shared/text.ts';
 import { signinAnswers } from '../signin/answers.ts';
 import type { SigninCore } from '../signin/core.ts';
+import type { SigninObservers } from '../signin/feature.ts';
 import { toUser } from '../users/repository.ts';
 import { IDENTITY_ID, IdentitySchema, identityView } from '../users/routes.ts';
 import type { Provider } from './providers.ts';
@@ -24,7 +24,7 @@ export interface OAuthRoutesOptions {
   oauth: OAuthService;
   guard: Authenticator;
   profile: WireProfile;
-  metrics: Pick<Metrics, 'signin'>;
+  metrics: SigninObservers;
   core: Pick<SigninCore, 'deviceTtlSeconds'>;
   config: Pick<Config, 'publicUrl' | 'corsOrigins' | 'session'>;
 }

@@ -1,13 +1,31 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import middie from '@fastify/middie';
+import type { Config } from '../config.ts';
 import { purgeInRounds } from '../db/purge.ts';
-import type { Feature } from '../features.ts';
+import { type ExportsOf, feature } from '../feature.ts';
+import type { Kernel, KernelUnit } from '../kernel/composition.ts';
+import { AddressLimits } from '../kernel/limits.ts';
 import { labelRoute } from '../plugins/pipeline.ts';
+import type { SessionsExports } from '../sessions/feature.ts';
+import type { UsersExports } from '../users/feature.ts';
+import { OidcLoginBaselinesRepository } from './baseline-repository.ts';
+import { OidcClientsRepository, OidcConsentsRepository } from './client-repository.ts';
+import { ClientRegistry } from './clients.ts';
 import { interactionRoutes } from './interactions.ts';
+import { OidcKeysRepository } from './key-repository.ts';
+import { KeyRing } from './keys.ts';
 import { createOidc } from './migrations/2026-11-25-0017-oidc.ts';
 import { createOidcLoginBaselines } from './migrations/2026-12-07-0025-oidc-login-baselines.ts';
+import { OidcModelsRepository } from './model-repository.ts';
 import { INTERACTION_PATH, OIDC_PREFIX, OidcHost } from './provider.ts';
 import { sessionTokenRoutes } from './session-token.ts';
+
+export interface OidcUnit {
+  /** What apps signed in through Usher's provider hold: revoked with a password change or reset. */
+  appAccess: OidcModelsRepository;
+  clients: OidcClientsRepository;
+  keys: OidcKeysRepository;
+}
 
 /**
  * What the provider's own answers carry (they are written by oidc-provider, past Fastify's hooks):
@@ -83,26 +101,74 @@ function routeOf(url: string): string {
  * Usher as an OpenID Connect provider (issue 28): oidc-provider mounted under /oidc with
  * @fastify/middie, Usher's login and consent pages, and POST /api/session/token.
  */
-export const oidcFeature: Feature = {
+export const oidcFeature = feature({
   name: 'oidc',
   migrations: {
     '2026-11-25-0017-oidc': createOidc,
     '2026-12-07-0025-oidc-login-baselines': createOidcLoginBaselines,
   },
-  housekeeping: async ({ oidc, limits }) => {
+  repositories: (db): OidcUnit => ({
+    appAccess: new OidcModelsRepository(db),
+    clients: new OidcClientsRepository(db),
+    keys: new OidcKeysRepository(db),
+  }),
+  build(
+    kernel: Kernel<Config, OidcUnit & KernelUnit, unknown>,
+    _needs: { users: UsersExports; sessions: SessionsExports },
+  ) {
+    const { config, database, repositories, now } = kernel;
+    const budget = (
+      policy: Config['oidcLimits']['authorizations'],
+      scope: 'oidc-authorization' | 'oidc-pushed-request',
+      message: string,
+    ) => new AddressLimits({ policy, events: repositories.limits, now, scope, message });
+    return {
+      clients: new ClientRegistry({
+        clients: repositories.clients,
+        transaction: kernel.transaction,
+        key: kernel.sealingKey,
+        now,
+      }),
+      keys: new KeyRing({
+        keys: repositories.keys,
+        transaction: kernel.transaction,
+        key: kernel.sealingKey,
+        now,
+      }),
+      models: repositories.appAccess,
+      consents: new OidcConsentsRepository(database.db),
+      /** What a browser had when an interaction wanting a new sign-in began (prompt=login). */
+      baselines: new OidcLoginBaselinesRepository(database.db),
+      limits: {
+        /** Authorization requests (each may store an interaction). */
+        authorization: budget(
+          config.oidcLimits.authorizations,
+          'oidc-authorization',
+          'Too many authorization requests from this address; try again later.',
+        ),
+        /** Pushed authorization requests (each stores the request). */
+        pushed: budget(
+          config.oidcLimits.pushed,
+          'oidc-pushed-request',
+          'Too many pushed authorization requests from this address; try again later.',
+        ),
+      },
+    };
+  },
+  housekeeping: async (oidc) => {
     const now = Date.now();
     // Expired rows in short statements, a bounded number per run (db/purge.ts).
     await Promise.all([
       purgeInRounds((limit) => oidc.models.deleteExpired(now, limit)),
-      limits.oidcAuthorization.purge(),
-      limits.oidcPushedRequest.purge(),
+      oidc.limits.authorization.purge(),
+      oidc.limits.pushed.purge(),
     ]);
     await purgeInRounds((limit) => oidc.baselines.deleteExpired(now, limit));
   },
-  routes: async (app, { services, guard, config, log }) => {
-    const { oidc, sessions, users, limits } = services;
+  routes: async (app, { own: oidc, needs, guard, config, log, now }) => {
+    const { sessions } = needs.sessions;
+    const { users } = needs.users;
     const publicHost = new URL(config.publicUrl).host;
-    const now = services.now;
     const host = new OidcHost({
       settings: {
         issuer: `${config.publicUrl}${OIDC_PREFIX}`,
@@ -115,7 +181,7 @@ export const oidcFeature: Feature = {
       consents: oidc.consents,
       stores: { models: oidc.models },
       // Charged where the provider stores a new row, whatever the path's spelling (adapter.ts).
-      budgets: { authorization: limits.oidcAuthorization, pushed: limits.oidcPushedRequest },
+      budgets: oidc.limits,
       userById: async (id) => users.find(id),
       rolesOf: (id) => users.rolesOf(id),
       browserSession: (cookie) => guard.browserSession(cookie),
@@ -167,4 +233,6 @@ export const oidcFeature: Feature = {
     });
     await app.register(sessionTokenRoutes, { host, guard, sessions, now });
   },
-};
+});
+
+export type OidcExports = ExportsOf<typeof oidcFeature>;

@@ -1,7 +1,7 @@
-import type { Feature } from '../features.ts';
+import { feature } from '../feature.ts';
 import { pagesRoutes } from './routes.ts';
 
-export const pagesFeature: Feature = {
+export const pagesFeature = feature({
   name: 'pages',
   routes: (app) => app.register(pagesRoutes),
-};
+});

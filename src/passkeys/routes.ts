@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { Type } from 'typebox';
 import { ReauthBody } from '../kernel/reauth.ts';
-import type { Metrics } from '../plugins/metrics.ts';
 import { signinFailureResponses, type WireProfile } from '../profiles/index.ts';
 import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { BODY_LIMITS } from '../shared/body-limits.ts';
@@ -19,6 +18,7 @@ import {
 import { invalid } from '../shared/text.ts';
 import { signinAnswers } from '../signin/answers.ts';
 import type { SigninCore } from '../signin/core.ts';
+import type { SigninObservers } from '../signin/feature.ts';
 import { toUser } from '../users/repository.ts';
 import { checkName, NAME_MAX } from '../users/rules.ts';
 import { PASSKEY_LIST_MAX, type PasskeyService, RegistrationRefused } from './service.ts';
@@ -27,7 +27,7 @@ export interface PasskeyRoutesOptions {
   passkeys: PasskeyService;
   guard: Authenticator;
   profile: WireProfile;
-  metrics: Pick<Metrics, 'signin'>;
+  metrics: SigninObservers;
   core: Pick<SigninCore, 'deviceTtlSeconds'>;
 }
 

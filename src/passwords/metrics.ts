@@ -1,17 +1,22 @@
 // The passwords feature's metrics on GET /metrics (plugins/metrics.ts): the time of each hash, and
 // the hash queue: how many wait in each lane, and how long each waited for a slot.
 import { Gauge, Histogram, type Registry } from 'prom-client';
-import { HASH_LANES, type MetricObservers } from '../plugins/metrics.ts';
-import type { HashLane } from './hasher.ts';
+import { HASH_LANES } from '../plugins/metrics.ts';
+import type { HashLane, HashTimer, QueueTimer } from './hasher.ts';
+
+/** What the hasher tells the metrics. */
+export interface PasswordObservers {
+  /** The seconds of one argon2id run. */
+  hashSeconds: HashTimer;
+  /** The seconds a hash waited in its lane's queue before a slot took it (0 when one was free). */
+  hashWaited: QueueTimer;
+}
 
 /**
  * Observes each argon2id run the hasher reports (hashing or verifying, queueing excluded) and each
  * hash's wait in its lane's queue; `waiting` is read at each scrape.
  */
-export function passwordMetrics(
-  registry: Registry,
-  waiting: (lane: HashLane) => number,
-): Pick<MetricObservers, 'hashSeconds' | 'hashWaited'> {
+export function passwordMetrics(registry: Registry, waiting: (lane: HashLane) => number): PasswordObservers {
   const hashes = new Histogram({
     name: 'usher_password_hash_seconds',
     help: 'Time of one argon2id hash (hashing or verifying), queueing excluded.',

@@ -63,39 +63,15 @@ export const HASH_LANES = ['signin', 'account'] as const;
  */
 export const REGISTRATION_VIA = ['registration', 'oauth', 'email_link', 'email_code', 'invitation'] as const;
 
-/**
- * What the counted code tells the metrics: sign-in routes their attempts, the hasher its times,
- * the mail sender its outcomes. Each is made by the feature whose metric it feeds (its
- * `metrics` in features.ts) and handed to the code it observes when that is built.
- */
-export interface MetricObservers {
-  /** A sign-in attempt by its method and outcome, and the second factor a success also used. */
-  signin(outcome: SigninOutcomeLabel, method: SigninMethodLabel, factor?: SecondFactorLabel): void;
-  /** The seconds of one argon2id run. */
-  hashSeconds(seconds: number): void;
-  /** One mail delivery attempt's outcome. */
-  mailOutcome(outcome: 'sent' | 'retry' | 'failed'): void;
-  /** One webhook delivery attempt's outcome. */
-  webhookOutcome(outcome: 'sent' | 'retry' | 'failed'): void;
-  /** Audit records one purge round removed. */
-  auditPurged(count: number): void;
-  /** The seconds a hash waited in its lane's queue before a slot took it (0 when one was free). */
-  hashWaited(lane: (typeof HASH_LANES)[number], seconds: number): void;
-  /**
-   * An account event, once its change committed (kernel/journal.ts), or counted without an audit
-   * record (`password.reset_requested`, `password.reset_refused`).
-   */
-  accountEvent(type: string, details?: Readonly<Record<string, unknown>>): void;
-}
-
-export interface Metrics extends MetricObservers {
+/** The app's own metrics: the registry the features register theirs on, and the requests. */
+export interface Metrics {
   readonly registry: Registry;
   /** Requests by route and status, and their latency (plugins/pipeline.ts records each one). */
   readonly requests: RequestMetrics;
 }
 
-/** Registers one feature's metric families on the shared registry; returns the observers that feed them. */
-export type MetricFamilies = (registry: Registry) => Partial<MetricObservers>;
+/** Registers metric families on the shared registry; returns the observers that feed them. */
+export type MetricFamilies<O = object> = (registry: Registry) => O;
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
@@ -244,57 +220,8 @@ export function poolMetrics(database: Database): MetricFamilies {
   };
 }
 
-/**
- * Registrations, password resets and passkeys, counted from the account events every change
- * records through the journal (the one place all ways of making an account pass).
- */
-export const accountMetrics: MetricFamilies = (registry) => {
-  const registrations = new Counter({
-    name: 'usher_registrations_total',
-    help: 'Accounts made, by way: registration (POST /api/users), oauth, email_link, email_code, invitation.',
-    labelNames: ['via'],
-    registers: [registry],
-  });
-  const resets = new Counter({
-    name: 'usher_password_resets_total',
-    help: 'Password resets by stage: requested (forgot-password asked), completed, refused (bad or used link).',
-    labelNames: ['stage'],
-    registers: [registry],
-  });
-  const passkeys = new Counter({
-    name: 'usher_passkey_changes_total',
-    help: 'Passkeys added (registered) and removed, by change: added, removed.',
-    labelNames: ['change'],
-    registers: [registry],
-  });
-  for (const via of REGISTRATION_VIA) registrations.inc({ via }, 0);
-  for (const stage of ['requested', 'completed', 'refused']) resets.inc({ stage }, 0);
-  for (const change of ['added', 'removed']) passkeys.inc({ change }, 0);
-  const counted: Record<string, (details: Readonly<Record<string, unknown>>) => void> = {
-    'user.created': (details) =>
-      registrations.inc({ via: typeof details.via === 'string' ? details.via : 'registration' }),
-    // An admin's invitation records this, and notifies user.created without an audit record.
-    'admin.user.invited': () => registrations.inc({ via: 'invitation' }),
-    'password.reset_requested': () => resets.inc({ stage: 'requested' }),
-    'password.reset': () => resets.inc({ stage: 'completed' }),
-    'password.reset_refused': () => resets.inc({ stage: 'refused' }),
-    'mfa.passkey_added': () => passkeys.inc({ change: 'added' }),
-    'mfa.passkey_removed': () => passkeys.inc({ change: 'removed' }),
-  };
-  return {
-    accountEvent: (type, details) => {
-      if (Object.hasOwn(counted, type)) counted[type]!(details ?? {});
-    },
-  };
-};
-
-const ignore = () => {};
-
-/**
- * The registry: Node's process metrics, then `families` in their order, then the request
- * metrics (the order of the families in the text). An observer no family provides does nothing.
- */
-export function createMetrics(families: readonly MetricFamilies[]): Metrics {
+/** The registry, with Node's process metrics: the features register theirs on it as they are built. */
+export function createRegistry(): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'usher_' });
   // 1 in each process, so the sum over WORKERS says how many workers a scrape added up.
@@ -303,18 +230,16 @@ export function createMetrics(families: readonly MetricFamilies[]): Metrics {
     help: 'Worker processes whose metrics this scrape sums (1 without WORKERS).',
     registers: [registry],
   }).set(1);
-  const observers: MetricObservers = {
-    signin: ignore,
-    hashSeconds: ignore,
-    mailOutcome: ignore,
-    webhookOutcome: ignore,
-    auditPurged: ignore,
-    hashWaited: ignore,
-    accountEvent: ignore,
-  };
-  for (const register of [...families, accountMetrics]) Object.assign(observers, register(registry));
-  // Registered last, as the plugin used to: the families keep their order in the text.
-  return { registry, requests: new RequestMetrics(registry), ...observers };
+  return registry;
+}
+
+/**
+ * The app's metrics, after the features' families (the order of the families in the text): the
+ * database pool, then the requests.
+ */
+export function createMetrics(registry: Registry, database: Database): Metrics {
+  poolMetrics(database)(registry);
+  return { registry, requests: new RequestMetrics(registry) };
 }
 
 // WORKERS=N. The workers share the port, so a scrape reaches one of them at random: that one asks

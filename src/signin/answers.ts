@@ -3,13 +3,13 @@
 // per kind of failure, and the success as the session cookie with the profile's body or as a token.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorRenderer } from '../plugins/errors.ts';
-import type { Metrics } from '../plugins/metrics.ts';
 import type { WireProfile } from '../profiles/index.ts';
 import { type Authenticator, DEVICE_HEADER } from '../sessions/guard.ts';
 import { sessionBody } from '../sessions/schemas.ts';
 import { AppError } from '../shared/errors.ts';
 import { decorateSigninRequests, type SigninAudit, signinAudit } from './audit.ts';
 import type { RedeemOutcome, SigninMethodName, SigninOutcome } from './core.ts';
+import type { SigninObservers } from './metrics.ts';
 
 /** Names the factor a sign-in still needs; only sent once the method succeeded. */
 export const SECOND_FACTOR_HEADER = 'usher-second-factor';
@@ -97,7 +97,7 @@ export function signinAnswers(
     messages: MethodMessages;
     profile: WireProfile;
     guard: Authenticator;
-    metrics: Pick<Metrics, 'signin'>;
+    metrics: SigninObservers;
     /** The device cookie's Max-Age (SigninCore.deviceTtlSeconds). */
     deviceTtlSeconds: number;
   },

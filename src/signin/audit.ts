@@ -4,8 +4,9 @@
 // before its answer still leaves its trace; whatever never reached a verdict is recorded once it
 // has been answered.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Metrics, SigninOutcomeLabel } from '../plugins/metrics.ts';
+import type { SigninOutcomeLabel } from '../plugins/metrics.ts';
 import type { SecondFactorKind, SigninMethodName } from './core.ts';
+import type { SigninObservers } from './metrics.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -55,7 +56,7 @@ export interface SigninAudit {
 }
 
 /** The audit of one sign-in route, whose attempts are by `method` unless the request says otherwise. */
-export function signinAudit(metrics: Pick<Metrics, 'signin'>, method: SigninMethodName): SigninAudit {
+export function signinAudit(metrics: SigninObservers, method: SigninMethodName): SigninAudit {
   const record = (request: FastifyRequest, statusCode: number): void => {
     if (request.signinAudited) return;
     request.signinAudited = true;

@@ -1,9 +1,23 @@
 // The sign-in core's metrics on GET /metrics (plugins/metrics.ts): every attempt by outcome, and
 // by method and outcome (CONTRACT), and the second factor a success also used.
-import { Counter } from 'prom-client';
-import { type MetricFamilies, SECOND_FACTORS, SIGNIN_METHODS, SIGNIN_OUTCOMES } from '../plugins/metrics.ts';
 
-export const signinMetrics: MetricFamilies = (registry) => {
+import type { Registry } from 'prom-client';
+import { Counter } from 'prom-client';
+import {
+  SECOND_FACTORS,
+  type SecondFactorLabel,
+  SIGNIN_METHODS,
+  SIGNIN_OUTCOMES,
+  type SigninMethodLabel,
+  type SigninOutcomeLabel,
+} from '../plugins/metrics.ts';
+
+/** What every sign-in route tells the metrics: an attempt by its method and outcome, and the second factor a success also used. */
+export interface SigninObservers {
+  signin(outcome: SigninOutcomeLabel, method: SigninMethodLabel, factor?: SecondFactorLabel): void;
+}
+
+export function signinMetrics(registry: Registry): SigninObservers {
   const attempts = new Counter({
     name: 'usher_signin_attempts_total',
     help: 'Sign-in attempts by outcome.',
@@ -29,10 +43,10 @@ export const signinMetrics: MetricFamilies = (registry) => {
   }
   for (const factor of SECOND_FACTORS) secondFactors.inc({ factor }, 0);
   return {
-    signin: (outcome, method, factor) => {
+    signin: (outcome: SigninOutcomeLabel, method: SigninMethodLabel, factor?: SecondFactorLabel) => {
       attempts.inc({ outcome });
       byMethod.inc({ method, outcome });
       if (factor) secondFactors.inc({ factor });
     },
   };
-};
+}

@@ -1,17 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Metrics } from '../plugins/metrics.ts';
 import { signinFailureResponses, type WireProfile } from '../profiles/index.ts';
 import type { Authenticator } from '../sessions/guard.ts';
 import { success } from '../shared/schemas.ts';
 import { signinAnswers } from './answers.ts';
 import { type SigninCore, TICKET_MAX_FAILURES } from './core.ts';
+import type { SigninObservers } from './metrics.ts';
 
 export interface SigninRoutesOptions {
   core: SigninCore;
   guard: Authenticator;
   profile: WireProfile;
-  metrics: Pick<Metrics, 'signin'>;
+  metrics: SigninObservers;
 }
 
 const MESSAGES = {

@@ -1,13 +1,18 @@
 // The webhooks' metrics on GET /metrics: delivery attempts by outcome, and the deliveries waiting
 // (every instance's) with the age of the oldest, which tells a receiver that has been down.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { DELIVERY_OUTCOMES, type MetricObservers } from '../plugins/metrics.ts';
+import { DELIVERY_OUTCOMES } from '../plugins/metrics.ts';
+
+/** What the webhook sender tells the metrics: one delivery attempt's outcome. */
+export interface WebhookObservers {
+  webhookOutcome(outcome: (typeof DELIVERY_OUTCOMES)[number]): void;
+}
 
 export function webhookMetrics(
   registry: Registry,
   backlog: () => Promise<{ waiting: number; oldest: Date | null }>,
   now: () => number,
-): Pick<MetricObservers, 'webhookOutcome'> {
+): WebhookObservers {
   const deliveries = new Counter({
     name: 'usher_webhook_deliveries_total',
     help: 'Webhook delivery attempts by outcome: sent, retry (failed this time), failed (given up).',

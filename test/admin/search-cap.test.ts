@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { openDatabase } from '../../src/db/database.ts';
-import { createServices } from '../../src/services.ts';
+import { compose } from '../../src/features.ts';
 import { startApp, type TestApp, testConfig } from '../helpers/app.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { as, staff } from './support.ts';
@@ -23,7 +23,7 @@ describeEachStore('admin search: the count stops at 1,000', (store) => {
         email: `capped${i}@many.example`,
         name: `Capped ${i}`,
       }));
-      const outcomes = await createServices(config, database).users.importWithoutPasswords(rows);
+      const outcomes = await compose(config, database).users.users.importWithoutPasswords(rows);
       assert.ok(outcomes.every((o) => o === 'imported'));
     } finally {
       await database.close();

@@ -8,8 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { type Config, ConfigError, loadConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { housekeeping } from '../../src/features.ts';
-import { createServices } from '../../src/services.ts';
+import { compose, housekeeping } from '../../src/features.ts';
 import { staff } from '../admin/support.ts';
 import {
   NO_THROTTLE,
@@ -75,8 +74,8 @@ describeEachStore('audit log: retention', (store: Store) => {
     try {
       return await work(
         database,
-        (at) => housekeeping(createServices(config, database, { now: () => at })),
-        (at) => createServices(config, database, { now: () => at }).audit.purgeExpired(),
+        (at) => housekeeping(compose(config, database, { now: () => at })),
+        (at) => compose(config, database, { now: () => at }).audit.audit.purgeExpired(),
       );
     } finally {
       await database.close();

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Profile } from '../../src/config.ts';
-import { createServices, type Services } from '../../src/services.ts';
+import { type Built, compose } from '../../src/features.ts';
 import { CHEAP_HASH, newUser, register, startApp, type TestApp, testConfig } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { describeEachStore, type Store } from '../helpers/stores.ts';
@@ -286,7 +286,7 @@ describeEachStore('Sign-in bursts', (store) => {
   async function queuedBehindBurst(
     store: Store,
     prefix: string,
-    change: (services: Services, email: string) => Promise<unknown>,
+    change: (services: Built, email: string) => Promise<unknown>,
   ) {
     // One hash at a time, about 8 ms each: the 150 ahead keep the victim waiting for over a second.
     const t = await startApp(store, 'b', {
@@ -295,7 +295,7 @@ describeEachStore('Sign-in bursts', (store) => {
     });
     const database = openTestDatabase(store);
     try {
-      const services = createServices(testConfig(store, 'b', { throttle: HIGH }), database);
+      const services = compose(testConfig(store, 'b', { throttle: HIGH }), database);
       const victim = await register(t);
       // The first unknown email makes the dummy hash, and sign-ins arriving meanwhile wait for
       // that rather than for a hash slot, so they would queue behind the victim: make it first.
@@ -345,7 +345,7 @@ describeEachStore('Sign-in bursts', (store) => {
   test('ISSUE 11: a sign-in with the old password, queued while the password is changed, answers 401 without a session', async () => {
     const NEW = 'a-brand-new-passphrase-7';
     const { res, t, victim } = await queuedBehindBurst(store, '10.12', (services, email) =>
-      services.users.setPassword(email, NEW),
+      services.users.users.setPassword(email, NEW),
     );
     try {
       assert.equal(
@@ -372,7 +372,7 @@ describeEachStore('Sign-in bursts', (store) => {
 
   test('ISSUE 11: a sign-in queued while the account is deleted answers the ordinary 401 SIGNIN_FAILED, never 500', async () => {
     const { res, t } = await queuedBehindBurst(store, '10.13', (services, email) =>
-      services.users.deleteByEmail(email),
+      services.users.users.deleteByEmail(email),
     );
     try {
       assert.equal(res.statusCode, 401, `queued sign-in of a deleted account: ${res.statusCode} ${res.body}`);

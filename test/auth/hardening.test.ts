@@ -406,7 +406,7 @@ test('config: throttle, proxy and CORS settings are validated', async () => {
 
 describeEachStore('Background housekeeping', (store) => {
   test('ISSUE 5: expired sign-in failures and sessions are purged by housekeeping, not by requests', async () => {
-    const { createServices } = await import('../../src/services.ts');
+    const { compose } = await import('../../src/features.ts');
     const { openTestDatabase } = await import('../helpers/db.ts');
     const t = await startApp(store, 'b'); // migrates the fresh database
     const database = openTestDatabase(store);
@@ -415,16 +415,16 @@ describeEachStore('Background housekeeping', (store) => {
         throttle: { ...loadConfig({}).throttle, windowMs: 1000 },
         session: { absoluteTtlMs: 1000, idleTtlMs: 1000, cookieSecure: 'auto' },
       });
-      const services = createServices(config, database);
+      const services = compose(config, database);
       const u = await register(t);
       const failed = async () => {
-        const verdict = await services.throttle.begin('someone@example.com', '10.9.9.9');
+        const verdict = await services.throttle.throttle.begin('someone@example.com', '10.9.9.9');
         assert.ok(verdict.allowed);
         await verdict.attempt.failed();
       };
       await failed();
       await failed();
-      await services.sessions.start(u.id);
+      await services.sessions.sessions.start(u.id);
       await new Promise((r) => setTimeout(r, 1100));
       await housekeeping(services);
       const failures = await database.db.selectFrom('signin_attempts').select('account_digest').execute();

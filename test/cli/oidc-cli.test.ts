@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../../src/db/database.ts';
-import { createServices } from '../../src/services.ts';
+import { compose } from '../../src/features.ts';
 import { runProcess } from '../helpers/process.ts';
 import { describeEachStore, freshDatabaseUrl } from '../helpers/stores.ts';
 import { API, OIDC_ENCRYPTION_KEY, type OidcTestApp, startOidcApp } from '../helpers/usher-oidc.ts';
@@ -309,7 +309,7 @@ describeEachStore('admin CLI: OpenID Connect clients and keys', (store) => {
     // `keys rotate` a minute ago would have): the first keys are then only published.
     const database = openDatabase(store.url, t.config.database);
     try {
-      await createServices({ ...t.config, databaseUrl: store.url }, database, {
+      await compose({ ...t.config, databaseUrl: store.url }, database, {
         now: () => Date.now() - 60_000,
       }).oidc.keys.rotate();
     } finally {
@@ -387,7 +387,7 @@ describeEachStore('admin CLI: OpenID Connect clients and keys', (store) => {
     const database = openDatabase(store.url, t.config.database);
     let dashed: string | undefined;
     try {
-      const { oidc } = createServices(t.config, database);
+      const { oidc } = compose(t.config, database);
       for (let tries = 0; tries < 2000 && dashed === undefined; tries++) {
         const { clientId } = await oidc.clients.add({
           name: `Dashed ${tries}`,

@@ -2,13 +2,13 @@
 // same service, on the test app's database.
 import type { Config } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { createServices } from '../../src/services.ts';
+import { compose } from '../../src/features.ts';
 import type { AccountRole } from '../../src/users/user.ts';
 
 export async function setRole(config: Config, email: string, role: AccountRole): Promise<void> {
   const database = openDatabase(config.databaseUrl, config.database);
   try {
-    await createServices(config, database).users.setRole(email, role);
+    await compose(config, database).users.users.setRole(email, role);
   } finally {
     await database.close();
   }

@@ -8,8 +8,8 @@ import * as client from 'openid-client';
 import type { AppOptions } from '../../src/app.ts';
 import type { Config, Profile } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
+import { compose } from '../../src/features.ts';
 import type { NewClient } from '../../src/oidc/clients.ts';
-import { createServices } from '../../src/services.ts';
 import { NO_THROTTLE, signIn, startApp, type TestApp, testConfig } from './app.ts';
 import { freePort } from './process.ts';
 import type { Store } from './stores.ts';
@@ -70,7 +70,7 @@ export async function addClient(
 ): Promise<{ clientId: string; clientSecret?: string }> {
   const database = openDatabase(t.config.databaseUrl, t.config.database);
   try {
-    const { oidc } = createServices(t.config, database);
+    const { oidc } = compose(t.config, database);
     return await oidc.clients.add({
       name: 'Test app',
       redirectUris: [REDIRECT_URI],

@@ -6,8 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
-import { housekeeping } from '../../src/features.ts';
-import { createServices } from '../../src/services.ts';
+import { compose, housekeeping } from '../../src/features.ts';
 import { NO_THROTTLE, register, startApp, type TestApp, testConfig } from '../helpers/app.ts';
 import { mailTo } from '../helpers/mail.ts';
 import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
@@ -127,7 +126,7 @@ describeEachStore('Sign-in by mail: expiry and the mails per window', (store) =>
   });
 
   test('links and codes used or voided still count towards the mails per window once housekeeping has run (it runs once a minute)', async () => {
-    const sweep = () => housekeeping(createServices(testConfig(store, 'b', overrides()), db(), { now }));
+    const sweep = () => housekeeping(compose(testConfig(store, 'b', overrides()), db(), { now }));
     const u = await register(t);
     const start = offset;
     for (let i = 1; i <= 3; i++) assertAccepted(await askLink(t, u.email), `ask ${i}`);

@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import type { Profile } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { createServices } from '../../src/services.ts';
+import { compose } from '../../src/features.ts';
 import { as, type SignedIn, staff } from '../admin/support.ts';
 import { onlyRecord } from '../audit/support.ts';
 import { sessionToken, testConfig } from '../helpers/app.ts';
@@ -239,7 +239,7 @@ describeEachStore(
       const config = { ...testConfig(store, 'b'), oauth: oauthSettings(provider.issuer) };
       const database = openDatabase(config.databaseUrl, config.database);
       try {
-        await createServices(config, database).users.markEmailVerified(pre.email);
+        await compose(config, database).users.users.markEmailVerified(pre.email);
       } finally {
         await database.close();
       }

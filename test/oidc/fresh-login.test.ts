@@ -8,8 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Profile } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { housekeeping } from '../../src/features.ts';
-import { createServices } from '../../src/services.ts';
+import { compose, housekeeping } from '../../src/features.ts';
 import { newUser, register } from '../helpers/app.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import {
@@ -257,7 +256,7 @@ describeEachStore('OpenID Connect: a new sign-in decided on the server', (store)
       const ttl = Number(rows[0]!.expires_ms) - Date.now();
       assert.ok(ttl > 0 && ttl <= 10 * 60_000, `expires with the interaction (in ${ttl} ms)`);
 
-      const services = createServices(t.config, database);
+      const services = compose(t.config, database);
       const gone = `expired-${randomBytes(8).toString('hex')}`;
       await services.oidc.baselines.note(gone, {
         seenMs: Date.now() - 700_000,

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import * as jose from 'jose';
 import * as client from 'openid-client';
 import { openDatabase } from '../../src/db/database.ts';
-import { createServices } from '../../src/services.ts';
+import { compose } from '../../src/features.ts';
 import { newUser, register } from '../helpers/app.ts';
 import { describeUnless } from '../helpers/skip.ts';
 import { freshDatabaseUrl, postgresAvailable, type Store } from '../helpers/stores.ts';
@@ -264,7 +264,7 @@ describeUnless(postgresAvailable ? false : 'TEST_DATABASE_URL is not set', `${TI
     const database = openDatabase(one.config.databaseUrl, one.config.database);
     let rotated: string[];
     try {
-      const ring = createServices(one.config, database, { now: clock }).oidc.keys;
+      const ring = compose(one.config, database, { now: clock }).oidc.keys;
       rotated = (await ring.rotate()).map((key) => key.kid);
     } finally {
       await database.close();

@@ -7,8 +7,8 @@ import { after, before, test } from 'node:test';
 import * as jose from 'jose';
 import type * as client from 'openid-client';
 import { openDatabase } from '../../src/db/database.ts';
+import { type Built, compose } from '../../src/features.ts';
 import type { KeyView } from '../../src/oidc/keys.ts';
-import { createServices } from '../../src/services.ts';
 import { asUser, newUser, register, signIn } from '../helpers/app.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import {
@@ -54,10 +54,10 @@ describeEachStore('OpenID Connect signing key rotation', (store) => {
   after(() => t.close());
 
   /** The key service the CLI runs (`usher keys …`), on the app's database and clock. */
-  async function keys<T>(use: (ring: ReturnType<typeof createServices>['oidc']['keys']) => Promise<T>) {
+  async function keys<T>(use: (ring: Built['oidc']['keys']) => Promise<T>) {
     const database = openDatabase(t.config.databaseUrl, t.config.database);
     try {
-      return await use(createServices(t.config, database, { now: clock }).oidc.keys);
+      return await use(compose(t.config, database, { now: clock }).oidc.keys);
     } finally {
       await database.close();
     }

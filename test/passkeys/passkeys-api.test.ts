@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Profile } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { createServices } from '../../src/services.ts';
+import { compose } from '../../src/features.ts';
 import {
   asUser,
   register,
@@ -476,8 +476,8 @@ describeEachStore('Passkeys API', (store: Store) => {
           ).n,
         );
       assert.ok((await count()) > 0);
-      const services = createServices(config, database, { now: () => Date.now() + FIVE_MINUTES + 1000 });
-      await services.passkeys.purgeExpired();
+      const services = compose(config, database, { now: () => Date.now() + FIVE_MINUTES + 1000 });
+      await services.passkeys.passkeys.purgeExpired();
       assert.equal(await count(), 0);
     } finally {
       await database.close();

@@ -27,7 +27,7 @@ describeEachStore('The sign-in core, through the example method', (store) => {
       throttle,
       ...(store.kind === 'postgres' ? { encryptionKey: configuredKey } : {}),
     };
-    const options = { clock: () => clock.now, features: [...FEATURES, exampleMethod(KEY)] };
+    const options = { clock: () => clock.now, features: FEATURES.with(exampleMethod(KEY)) };
     apps.a = await startApp(store, 'a', overrides, options);
     apps.b = await startApp(store, 'b', overrides, options);
     strict = await startApp(store, 'b', { ...overrides, requireVerifiedEmail: true }, options);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import type { Database } from '../../src/db/database.ts';
-import { createServices } from '../../src/services.ts';
+import { compose } from '../../src/features.ts';
 import { asUser, register, signIn, startApp, type TestApp, testConfig } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { describeEachStore, type Store } from '../helpers/stores.ts';
@@ -67,10 +67,10 @@ describeEachStore('Transactions', (store: Store) => {
   test('ISSUE 12: the same through the admin CLI’s set-password', async () => {
     const u = await register(t);
     await signIn(t, u); // a session for the change to end
-    const services = createServices(testConfig(store, 'b'), database);
+    const services = compose(testConfig(store, 'b'), database);
     const restore = await refuseSessionDeletes(database);
     try {
-      await assert.rejects(services.users.setPassword(u.email, 'another-new-pass'), /injected failure/);
+      await assert.rejects(services.users.users.setPassword(u.email, 'another-new-pass'), /injected failure/);
     } finally {
       await restore();
     }

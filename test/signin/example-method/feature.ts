@@ -4,27 +4,32 @@
 // it has no body to carry a TOTP code, so an account with TOTP in force gets a ticket.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type } from 'typebox';
-import type { Feature } from '../../../src/features.ts';
+import { type FeatureContext, feature } from '../../../src/feature.ts';
 import { signinFailureResponses } from '../../../src/profiles/index.ts';
 import { success } from '../../../src/shared/schemas.ts';
 import { signinAnswers } from '../../../src/signin/answers.ts';
+import type { SigninExports } from '../../../src/signin/feature.ts';
+import type { UsersExports } from '../../../src/users/feature.ts';
 import { emailKey } from '../../../src/users/user.ts';
 
 export const exampleWord = (key: Buffer, email: string) =>
   createHmac('sha256', key).update(emailKey(email)).digest('base64url');
 
-export function exampleMethod(key: Buffer): Feature {
-  return {
+/** What the method uses of the features built before it: the sign-in core, and the users to find. */
+type Needs = { signin: SigninExports; users: UsersExports };
+
+export function exampleMethod(key: Buffer) {
+  return feature({
     name: 'example-method',
-    routes: (app, { services, guard, profile, metrics }) =>
+    routes: (app, { needs, guard, profile }: FeatureContext<unknown, Needs>) =>
       app.register(async (scope) => {
         const answers = signinAnswers(scope, {
           method: 'example',
           messages: { 400: 'Send email and word.', 401: 'That word does not open this account.' },
           profile,
           guard,
-          metrics,
-          deviceTtlSeconds: services.core.deviceTtlSeconds,
+          metrics: needs.signin.metrics,
+          deviceTtlSeconds: needs.signin.core.deviceTtlSeconds,
         });
         scope.post(
           '/api/signin/example',
@@ -48,12 +53,12 @@ export function exampleMethod(key: Buffer): Feature {
           },
           async (request, reply) => {
             const { email, word } = request.body as { email: string; word: string };
-            const outcome = await services.core.run(
+            const outcome = await needs.signin.core.run(
               {
                 name: 'example',
                 throttle: { account: emailKey(email) },
                 prove: async () => {
-                  const user = await services.users.findByEmail(email).catch(() => undefined);
+                  const user = await needs.users.users.findByEmail(email).catch(() => undefined);
                   const expected = Buffer.from(exampleWord(key, email));
                   const given = Buffer.from(word);
                   const right = given.length === expected.length && timingSafeEqual(given, expected);
@@ -74,5 +79,5 @@ export function exampleMethod(key: Buffer): Feature {
           },
         );
       }),
-  };
+  });
 }

@@ -1,0 +1,30 @@
+// The example feature: everything a feature with state brings, in one folder, added to the app by
+// one line (its test's `FEATURES.with(exampleFeature)`): a table (migration.ts), a repository, a
+// service, routes, an audit event, a metric, a mail with its texts and a setting.
+import type { Config } from '../../../src/config.ts';
+import { feature } from '../../../src/feature.ts';
+import type { Kernel, KernelUnit } from '../../../src/kernel/composition.ts';
+import { type NotesObservers, notesMetrics } from './metrics.ts';
+import { createExampleNotes } from './migration.ts';
+import { NotesRepository } from './repository.ts';
+import { notesRoutes } from './routes.ts';
+import { NotesService, type NotesUnit } from './service.ts';
+
+export const exampleFeature = feature({
+  name: 'example',
+  migrations: { '2026-12-07-9000-example-notes': createExampleNotes },
+  repositories: (db): NotesUnit => ({ notes: new NotesRepository(db) }),
+  metrics: (registry) => notesMetrics(registry),
+  build(kernel: Kernel<Config, NotesUnit & KernelUnit, NotesObservers>, _needs: unknown) {
+    return {
+      notes: new NotesService({
+        notes: kernel.repositories.notes,
+        transaction: kernel.transaction,
+        policy: { maxLength: 200 },
+        observe: kernel.observe,
+        now: kernel.now,
+      }),
+    };
+  },
+  routes: (app, { own }) => app.register(notesRoutes, { notes: own.notes }),
+});

@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateOnStart, type SchemaReadiness } from './db/schema-readiness.ts';
 import { FEATURES, type Feature, type FeatureContext, housekeeping, schemaMigrations } from './features.ts';
+import { composePageTexts } from './pages/i18n.ts';
 import { auditContextPlugin } from './plugins/audit-context.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
@@ -68,6 +69,8 @@ const REDACT = [
 /** Builds the whole service for a configuration; the server and the tests share it. */
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<App> {
   const features = options.features ?? FEATURES;
+  // Before anything is opened: a page text group declared twice stops the start here.
+  const pageTexts = composePageTexts(features);
   const app: App = Fastify({
     logger: {
       level: config.logLevel,
@@ -207,6 +210,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     database,
     schema,
     log: app.log,
+    pageTexts,
   };
   for (const feature of features) await feature.routes?.(app, context);
   await app.register(componentsPlugin);

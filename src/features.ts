@@ -20,6 +20,7 @@ import { mailSigninFeature } from './mail-signin/feature.ts';
 import { oauthFeature } from './oauth/feature.ts';
 import { oidcFeature } from './oidc/feature.ts';
 import { pagesFeature } from './pages/feature.ts';
+import type { FeaturePageTexts, PageTextSet } from './pages/i18n.ts';
 import { passkeysFeature } from './passkeys/feature.ts';
 import { passwordsFeature } from './passwords/feature.ts';
 import type { MetricObservers, Metrics } from './plugins/metrics.ts';
@@ -46,6 +47,8 @@ export interface FeatureContext {
   database: Database;
   schema: SchemaReadiness;
   log: FastifyBaseLogger;
+  /** Every group of page texts: pages/'s own and the features' (`pageTexts` below), composed at start. */
+  pageTexts: PageTextSet;
 }
 
 export interface Feature {
@@ -70,6 +73,8 @@ export interface Feature {
   housekeeping?(services: Services): Promise<unknown>;
   /** Work that runs in the background from the start until the app closes (before the database). */
   background?(context: FeatureContext): { stop(): Promise<void> };
+  /** The texts of the pages the feature drives, by group, in every language (its page-texts.ts). */
+  pageTexts?: FeaturePageTexts;
 }
 
 export const FEATURES: readonly Feature[] = [

@@ -1,5 +1,6 @@
 import type { Feature } from '../features.ts';
 import { createMailSignin } from './migrations/2026-11-27-0023-mail-signin.ts';
+import { mailSigninPageTexts } from './page-texts.ts';
 import { mailSigninRoutes } from './routes.ts';
 
 /** Sign-in by a link or a code in a mail: its asks, its verify routes, and the clean-up of what expired. */
@@ -18,4 +19,5 @@ export const mailSigninFeature: Feature = {
       localeOf: (acceptLanguage) => services.mail.templates.localeFor(acceptLanguage),
     }),
   housekeeping: ({ mailSignin }) => mailSignin.purge(),
+  pageTexts: mailSigninPageTexts,
 };

@@ -6,6 +6,7 @@ import { labelRoute } from '../plugins/pipeline.ts';
 import { interactionRoutes } from './interactions.ts';
 import { createOidc } from './migrations/2026-11-25-0017-oidc.ts';
 import { createOidcLoginBaselines } from './migrations/2026-12-07-0025-oidc-login-baselines.ts';
+import { oidcPageTexts } from './page-texts.ts';
 import { INTERACTION_PATH, OIDC_PREFIX, OidcHost } from './provider.ts';
 import { sessionTokenRoutes } from './session-token.ts';
 
@@ -89,6 +90,7 @@ export const oidcFeature: Feature = {
     '2026-11-25-0017-oidc': createOidc,
     '2026-12-07-0025-oidc-login-baselines': createOidcLoginBaselines,
   },
+  pageTexts: oidcPageTexts,
   housekeeping: async ({ oidc, limits }) => {
     const now = Date.now();
     // Expired rows in short statements, a bounded number per run (db/purge.ts).
@@ -99,7 +101,7 @@ export const oidcFeature: Feature = {
     ]);
     await purgeInRounds((limit) => oidc.baselines.deleteExpired(now, limit));
   },
-  routes: async (app, { services, guard, config, log }) => {
+  routes: async (app, { services, guard, config, log, pageTexts }) => {
     const { oidc, sessions, users, limits } = services;
     const publicHost = new URL(config.publicUrl).host;
     const now = services.now;
@@ -164,6 +166,7 @@ export const oidcFeature: Feature = {
       baselines: oidc.baselines,
       browserSession: (cookie) => guard.browserSession(cookie),
       now,
+      pageTexts,
     });
     await app.register(sessionTokenRoutes, { host, guard, sessions, now });
   },

@@ -1,4 +1,5 @@
 import type { Feature } from '../features.ts';
+import { recoveryPageTexts } from './page-texts.ts';
 import { AcceptedComponent, recoveryRoutes } from './routes.ts';
 
 export const recoveryFeature: Feature = {
@@ -11,4 +12,5 @@ export const recoveryFeature: Feature = {
     }),
   components: () => [AcceptedComponent],
   housekeeping: ({ recovery }) => recovery.purge(),
+  pageTexts: recoveryPageTexts,
 };

@@ -16,6 +16,7 @@ import {
 } from './features.ts';
 import type { Clock } from './kernel/composition.ts';
 import { keySource } from './kernel/sealing.ts';
+import { composePageTexts } from './pages/i18n.ts';
 import { auditContextPlugin } from './plugins/audit-context.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import {
@@ -75,6 +76,8 @@ const REDACT = [
 /** Builds the whole service for a configuration; the server and the tests share it. */
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<App> {
   const features = options.features ?? FEATURES;
+  // Before anything is opened: a page text group declared twice stops the start here.
+  const pageTexts = composePageTexts(featuresOf(features));
   const app: App = Fastify({
     logger: {
       level: config.logLevel,
@@ -213,6 +216,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     schema,
     log: app.log,
     now,
+    pageTexts,
   };
   const contextOf = (name: string): FeatureContext => ({ ...shared, own: built[name], needs: built });
   for (const feature of featuresOf(features)) await feature.routes?.(app, contextOf(feature.name));

@@ -9,6 +9,7 @@ import type { Config } from './config.ts';
 import type { Database, DialectName } from './db/database.ts';
 import type { SchemaReadiness } from './db/schema-readiness.ts';
 import type { Clock, Module } from './kernel/composition.ts';
+import type { FeaturePageTexts, PageTextSet } from './pages/i18n.ts';
 import type { Metrics } from './plugins/metrics.ts';
 import type { WireProfile } from './profiles/index.ts';
 import type { Authenticator } from './sessions/guard.ts';
@@ -25,6 +26,8 @@ export interface FeatureContext<Exports = unknown, Needs = unknown> {
   schema: SchemaReadiness;
   log: App['log'];
   now: Clock;
+  /** Every group of page texts: pages/'s own and the features' (`pageTexts` below), composed at start. */
+  pageTexts: PageTextSet;
   /** What the feature's `build` returned. */
   own: Exports;
   /** What the features it needs exported (its `build`'s second parameter). */
@@ -52,6 +55,8 @@ export interface Feature<
   housekeeping?(own: E, needs: Needs): Promise<unknown>;
   /** Work that runs in the background from the start until the app closes (before the database). */
   background?(context: FeatureContext<E, Needs>): { stop(): Promise<void> };
+  /** The texts of the pages the feature drives, by group, in every language (its page-texts.ts). */
+  pageTexts?: FeaturePageTexts;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a feature of any shape, as the app goes over them.

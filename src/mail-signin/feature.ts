@@ -6,6 +6,7 @@ import { ResetRequestsRepository } from '../recovery/feature.ts';
 import type { SigninExports } from '../signin/feature.ts';
 import type { UsersExports } from '../users/feature.ts';
 import { createMailSignin } from './migrations/2026-11-27-0023-mail-signin.ts';
+import { mailSigninPageTexts } from './page-texts.ts';
 import { MailSigninsRepository } from './repository.ts';
 import { mailSigninRoutes } from './routes.ts';
 import { type MailSigninRepositories, MailSigninService } from './service.ts';
@@ -60,4 +61,5 @@ export const mailSigninFeature = feature({
       localeOf: (acceptLanguage) => needs.mail.mail.templates.localeFor(acceptLanguage),
     }),
   housekeeping: ({ mailSignin }) => mailSignin.purge(),
+  pageTexts: mailSigninPageTexts,
 });

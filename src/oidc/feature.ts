@@ -17,6 +17,7 @@ import { KeyRing } from './keys.ts';
 import { createOidc } from './migrations/2026-11-25-0017-oidc.ts';
 import { createOidcLoginBaselines } from './migrations/2026-12-07-0025-oidc-login-baselines.ts';
 import { OidcModelsRepository } from './model-repository.ts';
+import { oidcPageTexts } from './page-texts.ts';
 import { INTERACTION_PATH, OIDC_PREFIX, OidcHost } from './provider.ts';
 import { sessionTokenRoutes } from './session-token.ts';
 
@@ -155,6 +156,7 @@ export const oidcFeature = feature({
       },
     };
   },
+  pageTexts: oidcPageTexts,
   housekeeping: async (oidc) => {
     const now = Date.now();
     // Expired rows in short statements, a bounded number per run (db/purge.ts).
@@ -165,7 +167,7 @@ export const oidcFeature = feature({
     ]);
     await purgeInRounds((limit) => oidc.baselines.deleteExpired(now, limit));
   },
-  routes: async (app, { own: oidc, needs, guard, config, log, now }) => {
+  routes: async (app, { own: oidc, needs, guard, config, log, now, pageTexts }) => {
     const { sessions } = needs.sessions;
     const { users } = needs.users;
     const publicHost = new URL(config.publicUrl).host;
@@ -230,6 +232,7 @@ export const oidcFeature = feature({
       baselines: oidc.baselines,
       browserSession: (cookie) => guard.browserSession(cookie),
       now,
+      pageTexts,
     });
     await app.register(sessionTokenRoutes, { host, guard, sessions, now });
   },

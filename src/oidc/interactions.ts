@@ -8,13 +8,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { InteractionResults, default as Provider } from 'oidc-provider';
 import { Type } from 'typebox';
-import { languageHeaders, PAGE_TEXTS, pageLocale } from '../pages/i18n.ts';
+import { languageHeaders, type PageTextSet, pageLocale } from '../pages/i18n.ts';
 import type { ActiveSession, SessionService } from '../sessions/service.ts';
 import type { Awaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';
 import type { OidcLoginBaselinesRepository } from './baseline-repository.ts';
 import type { OidcConsentsRepository } from './client-repository.ts';
 import type { ClientRegistry } from './clients.ts';
+import { oidcPageTexts } from './page-texts.ts';
 import { errorPage, interactionPage } from './pages.ts';
 import { INTERACTION_PATH, type OidcHost } from './provider.ts';
 
@@ -38,6 +39,8 @@ export interface InteractionDeps {
   baselines: OidcLoginBaselinesRepository;
   browserSession(cookieHeader: string | undefined): Awaitable<ActiveSession | undefined>;
   now: () => number;
+  /** Every group of page texts (the sign-in page takes pages/'s `common` with its own). */
+  pageTexts: PageTextSet;
 }
 
 /** Why the page cannot go on, as a page: the browser came without the interaction's cookie, or too late. */
@@ -45,6 +48,8 @@ class Gone extends Error {}
 
 export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = async (app, deps) => {
   const { host } = deps;
+  // Rendered in every language once, at start-up, like pages/'s pages.
+  const page = interactionPage(deps.pageTexts);
 
   async function detailsOf(
     request: FastifyRequest,
@@ -161,7 +166,7 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
     return reply
       .code(400)
       .type('text/html; charset=utf-8')
-      .send(errorPage(locale, 'interaction_expired', PAGE_TEXTS[locale].oidc.expired, 'signInAgain'));
+      .send(errorPage(locale, 'interaction_expired', oidcPageTexts[locale].oidc.expired, 'signInAgain'));
   }
 
   const pageConfig = { page: true, noStore: true } as const;
@@ -204,7 +209,7 @@ export const interactionRoutes: FastifyPluginAsyncTypebox<InteractionDeps> = asy
       const asked = typeof details.params.ui_locales === 'string' ? details.params.ui_locales.split(' ') : [];
       const locale = pageLocale(request.headers['accept-language'], asked.slice(0, 10));
       languageHeaders(reply, locale);
-      return reply.type('text/html; charset=utf-8').send(interactionPage(locale));
+      return reply.type('text/html; charset=utf-8').send(page.in(locale));
     },
   );
 

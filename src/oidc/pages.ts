@@ -3,7 +3,8 @@
 // icon only, nothing from elsewhere; every value put in is escaped, and none of these pages runs
 // inline script (the sign-in page's texts ride along as an inert JSON block).
 import type { BuiltInLocale } from '../i18n/locale.ts';
-import { escapeHtml, fill, LocalizedPage, PAGE_TEXTS } from '../pages/i18n.ts';
+import { escapeHtml, fill, LocalizedPage, type PageTextSet } from '../pages/i18n.ts';
+import { oidcPageTexts } from './page-texts.ts';
 
 export { escapeHtml } from '../pages/i18n.ts';
 
@@ -30,7 +31,7 @@ ${body}
 `;
 }
 
-/** The interaction page's template: its texts' keys in {{…}} (pages/texts/en.ts, group interaction). */
+/** The interaction page's template: its texts' keys in {{…}} (page-texts.ts, group interaction). */
 const INTERACTION = shell(
   'en',
   '{{signIn}}',
@@ -80,12 +81,12 @@ const INTERACTION = shell(
   '/pages/interaction.js',
 );
 
-let interaction: LocalizedPage | undefined;
-
-/** The page of an interaction: its script asks what to show (GET …/details) and signs in through the JSON API. */
-export function interactionPage(locale: BuiltInLocale): string {
-  interaction ??= new LocalizedPage(INTERACTION, ['common', 'interaction']);
-  return interaction.in(locale);
+/**
+ * The page of an interaction, in every language: its script asks what to show (GET …/details) and
+ * signs in through the JSON API. `texts`: every group (it takes pages/'s `common` with its own).
+ */
+export function interactionPage(texts: PageTextSet): LocalizedPage {
+  return new LocalizedPage(INTERACTION, ['common', 'interaction'], texts);
 }
 
 /**
@@ -98,7 +99,7 @@ export function errorPage(
   description: string | undefined,
   advice: 'startAgain' | 'signInAgain' = 'startAgain',
 ): string {
-  const t = PAGE_TEXTS[locale].oidc;
+  const t = oidcPageTexts[locale].oidc;
   return shell(
     locale,
     escapeHtml(t.problemTitle),
@@ -110,7 +111,7 @@ export function errorPage(
 
 /** `form` is oidc-provider's own (its action and the xsrf token); the buttons submit it. */
 export function logoutPage(locale: BuiltInLocale, form: string, client: string | undefined): string {
-  const t = PAGE_TEXTS[locale].oidc;
+  const t = oidcPageTexts[locale].oidc;
   return shell(
     locale,
     escapeHtml(t.signOutTitle),
@@ -125,7 +126,7 @@ export function logoutPage(locale: BuiltInLocale, form: string, client: string |
 }
 
 export function loggedOutPage(locale: BuiltInLocale, client: string | undefined): string {
-  const t = PAGE_TEXTS[locale].oidc;
+  const t = oidcPageTexts[locale].oidc;
   return shell(
     locale,
     escapeHtml(t.signedOutTitle),

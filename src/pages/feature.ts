@@ -3,5 +3,5 @@ import { pagesRoutes } from './routes.ts';
 
 export const pagesFeature = feature({
   name: 'pages',
-  routes: (app) => app.register(pagesRoutes),
+  routes: (app, { pageTexts }) => app.register(pagesRoutes, { pageTexts }),
 });

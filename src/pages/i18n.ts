@@ -5,14 +5,60 @@
 // which runs no inline script, stays as it is, and nothing more is fetched.
 import { acceptedLocales, BUILT_IN_LOCALES, type BuiltInLocale, bestLocale } from '../i18n/locale.ts';
 import { de } from './texts/de.ts';
-import { en, type PageTexts } from './texts/en.ts';
+import { en, type OwnPageTexts } from './texts/en.ts';
 import { es } from './texts/es.ts';
 import { fr } from './texts/fr.ts';
 
-export type { PageTexts } from './texts/en.ts';
+/**
+ * The pages' texts in one language, by group: pages/'s own (texts/: `common`, which every page
+ * with a script shares, and the account page's), and each feature's, which its page-texts.ts adds
+ * to this interface by module augmentation (as a feature's tables.ts adds to db/schema.ts's
+ * `Tables`). So a page naming a group no feature declares fails to compile, pages/ imports no
+ * feature, and two features declaring one group with different keys fail to compile too.
+ */
+export interface PageTexts extends OwnPageTexts {}
 export type TextGroup = keyof PageTexts;
 
-export const PAGE_TEXTS: Record<BuiltInLocale, PageTexts> = { en, de, fr, es };
+/** Groups of texts with the groups and keys of `English`, each text a string: one language's. */
+export type Translated<English> = { [Group in keyof English]: Record<keyof English[Group], string> };
+
+/** Groups of texts in every one of Usher's languages. */
+export type PageTextsByLocale<Groups> = Readonly<Record<BuiltInLocale, Groups>>;
+
+/** What a feature declares (its `Feature.pageTexts`): its groups, in every language. */
+export type FeaturePageTexts = PageTextsByLocale<Partial<PageTexts>>;
+
+/** Every group of texts in every language: pages/'s own and the features', composed at start. */
+export type PageTextSet = PageTextsByLocale<PageTexts>;
+
+const OWN: PageTextsByLocale<OwnPageTexts> = { en, de, fr, es };
+
+/**
+ * pages/'s own groups and those `features` declare, in every language: built once at start, from
+ * the features served. A group declared twice stops the start: each owner would believe the page
+ * shows its texts, and which one did would hang on the features' order.
+ */
+export function composePageTexts(
+  features: readonly { readonly name: string; readonly pageTexts?: FeaturePageTexts }[],
+): PageTextSet {
+  const owners = new Map<string, string>(Object.keys(OWN.en).map((group) => [group, 'pages']));
+  const set = Object.fromEntries(BUILT_IN_LOCALES.map((locale) => [locale, { ...OWN[locale] }])) as Record<
+    BuiltInLocale,
+    Partial<PageTexts>
+  >;
+  for (const { name, pageTexts } of features) {
+    if (!pageTexts) continue;
+    for (const group of Object.keys(pageTexts.en)) {
+      const owner = owners.get(group);
+      if (owner) throw new Error(`the page texts "${group}" are declared twice: by ${owner} and by ${name}`);
+      owners.set(group, name);
+    }
+    for (const locale of BUILT_IN_LOCALES) Object.assign(set[locale], pageTexts[locale]);
+  }
+  // Every group of the type is there only if each feature that declares one is served; a page
+  // asking for one that is not stops the start when it is rendered (textsOf).
+  return set as PageTextSet;
+}
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -34,9 +80,24 @@ export function pageLocale(
   return bestLocale([...preferred, ...acceptedLocales(acceptLanguage)], BUILT_IN_LOCALES) as BuiltInLocale;
 }
 
-/** The texts of `groups` in `locale`, as one map (a later group's key wins). */
-export function textsOf(locale: BuiltInLocale, groups: readonly TextGroup[]): Record<string, string> {
-  return Object.assign({}, ...groups.map((group) => PAGE_TEXTS[locale][group])) as Record<string, string>;
+/**
+ * The texts of `groups` in `locale`, as one map (a later group's key wins). A group the set lacks
+ * (its feature is not served) is an error, not a page without its texts.
+ */
+export function textsOf(
+  texts: PageTextSet,
+  locale: BuiltInLocale,
+  groups: readonly TextGroup[],
+): Record<string, string> {
+  return Object.assign(
+    {},
+    ...groups.map((group) => {
+      const found = texts[locale][group] as Record<string, string> | undefined;
+      if (!found)
+        throw new Error(`no feature served declares the page texts "${group}" (its Feature.pageTexts)`);
+      return found;
+    }),
+  ) as Record<string, string>;
 }
 
 /** `{name}` places of a text filled, each value escaped: for the pages rendered whole on the server. */
@@ -57,8 +118,13 @@ const TEXTS_BLOCK = /(<script type="application\/json" id="texts">)\{\}(<\/scrip
  * written as \u003c so no text can end the block. A key the texts lack is an error at start, not
  * a blank on the page.
  */
-export function renderPage(template: string, locale: BuiltInLocale, groups: readonly TextGroup[]): string {
-  const texts = textsOf(locale, groups);
+export function renderPage(
+  template: string,
+  locale: BuiltInLocale,
+  groups: readonly TextGroup[],
+  set: PageTextSet,
+): string {
+  const texts = textsOf(set, locale, groups);
   const filled = template.replace(/\{\{(\w+)\}\}/g, (_whole, key: string) => {
     const text = texts[key];
     if (text === undefined) throw new Error(`the page texts have no "${key}" (groups ${groups.join(', ')})`);
@@ -93,9 +159,9 @@ export function languageHeaders(
 /** A template rendered in every language, and the one for a request. */
 export class LocalizedPage {
   readonly #pages: Record<BuiltInLocale, string>;
-  constructor(template: string, groups: readonly TextGroup[]) {
+  constructor(template: string, groups: readonly TextGroup[], texts: PageTextSet) {
     this.#pages = Object.fromEntries(
-      BUILT_IN_LOCALES.map((locale) => [locale, renderPage(template, locale, groups)]),
+      BUILT_IN_LOCALES.map((locale) => [locale, renderPage(template, locale, groups, texts)]),
     ) as Record<BuiltInLocale, string>;
   }
 

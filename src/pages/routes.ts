@@ -10,12 +10,13 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { LocalizedPage, languageHeaders, pageLocale, type TextGroup } from './i18n.ts';
+import { LocalizedPage, languageHeaders, type PageTextSet, pageLocale, type TextGroup } from './i18n.ts';
 
 const ASSETS = new URL('./assets/', import.meta.url);
 
 /**
- * Each page, its template, and the groups of texts it takes (pages/texts/). The staff console
+ * Each page, its template, and the groups of texts it takes (pages/texts/ for `common` and
+ * `account`, the feature that drives the page for the others: recovery/, mail-signin/). The staff console
  * stays English whatever the browser asks (its texts are its own; it takes the common ones, in
  * English, for what it shares with the other pages).
  */
@@ -61,11 +62,15 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
   });
 }
 
-export const pagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  // Read and rendered in every language once, at start-up: a missing file or text stops the start
-  // instead of failing a user later.
+/** `pageTexts`: every group of texts, pages/'s and the features' (composed at start, app.ts). */
+export const pagesRoutes: FastifyPluginAsyncTypebox<{ pageTexts: PageTextSet }> = async (
+  app,
+  { pageTexts },
+) => {
+  // Read and rendered in every language once, at start-up: a missing file, group or text stops
+  // the start instead of failing a user later.
   for (const [path, { file, texts, english }] of Object.entries(PAGES)) {
-    const page = new LocalizedPage(await readFile(new URL(file, ASSETS), 'utf8'), texts);
+    const page = new LocalizedPage(await readFile(new URL(file, ASSETS), 'utf8'), texts, pageTexts);
     app.get(
       path,
       {

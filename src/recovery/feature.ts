@@ -5,6 +5,7 @@ import type { MailExports } from '../mail/feature.ts';
 import type { PasswordsExports } from '../passwords/feature.ts';
 import type { SigninExports, ThrottleExports } from '../signin/feature.ts';
 import type { UsersExports } from '../users/feature.ts';
+import { recoveryPageTexts } from './page-texts.ts';
 import { ResetRequestsRepository } from './repository.ts';
 import { AcceptedComponent, recoveryRoutes } from './routes.ts';
 import { type RecoveryRepositories, RecoveryService } from './service.ts';
@@ -50,6 +51,7 @@ export const recoveryFeature = feature({
     }),
   components: () => [AcceptedComponent],
   housekeeping: ({ recovery }) => recovery.purge(),
+  pageTexts: recoveryPageTexts,
 });
 
 /** The asks' repository, which mail sign-in keeps its own asks in (another kind). */

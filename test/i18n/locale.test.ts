@@ -5,6 +5,7 @@
 // plural forms and dates as each language writes them, through the real message formatter.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { FEATURES, featuresOf } from '../../src/features.ts';
 import { acceptedLocales, bestLocale, canonicalLocale, preferredLocale } from '../../src/i18n/locale.ts';
 import {
   argumentsOf,
@@ -16,8 +17,11 @@ import {
   usedArguments,
 } from '../../src/mail/catalog.ts';
 import { BUILT_IN_CATALOGS, MailTemplates } from '../../src/mail/templates.ts';
-import { LocalizedPage, PAGE_TEXTS } from '../../src/pages/i18n.ts';
+import { composePageTexts, LocalizedPage } from '../../src/pages/i18n.ts';
 import { checkLocale } from '../../src/users/rules.ts';
+
+/** Every page text group in every language, as the app composes them at start. */
+const PAGE_TEXTS = composePageTexts(featuresOf(FEATURES));
 
 const LANGUAGES = ['en', 'de', 'fr', 'es'] as const;
 const NOW = Date.UTC(2026, 10, 27, 14, 5);
@@ -233,10 +237,11 @@ describe('the built-in mail catalogs', () => {
 describe("the pages' texts", () => {
   const places = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
   test('every translation has the places ({name}) the English text has', () => {
+    const all = PAGE_TEXTS as unknown as Record<string, Record<string, Record<string, string>>>;
     for (const language of LANGUAGES)
-      for (const [group, english] of Object.entries(PAGE_TEXTS.en))
+      for (const [group, english] of Object.entries(all.en!))
         for (const [key, text] of Object.entries(english)) {
-          const translated = (PAGE_TEXTS[language] as Record<string, Record<string, string>>)[group]![key]!;
+          const translated = all[language]![group]![key]!;
           assert.equal(typeof translated, 'string', `${language} ${group}.${key}`);
           assert.deepEqual(places(translated), places(text), `${language} ${group}.${key}`);
         }
@@ -246,10 +251,11 @@ describe("the pages' texts", () => {
     const page = new LocalizedPage(
       '<html lang="en"><h1>{{title}}</h1><script type="application/json" id="texts">{}</script>',
       ['common', 'verifyEmail'],
+      PAGE_TEXTS,
     );
     assert.match(page.in('de'), /^<html lang="de"><h1>E-Mail-Adresse bestätigen<\/h1>/);
     const json = /id="texts">(.*)<\/script>/.exec(page.in('fr'))![1]!;
     assert.equal(JSON.parse(json).title, 'Confirmez votre adresse e-mail');
-    assert.throws(() => new LocalizedPage('<p>{{noSuchText}}</p>', ['common']), /noSuchText/);
+    assert.throws(() => new LocalizedPage('<p>{{noSuchText}}</p>', ['common'], PAGE_TEXTS), /noSuchText/);
   });
 });

@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Config } from '../../src/config.ts';
+import { FEATURES, featuresOf } from '../../src/features.ts';
 import { escapeHtml } from '../../src/oidc/pages.ts';
-import { PAGE_TEXTS } from '../../src/pages/i18n.ts';
+import { composePageTexts } from '../../src/pages/i18n.ts';
 import { NO_THROTTLE, newUser, startApp, testConfig } from '../helpers/app.ts';
 import { launchChromium, skipWithoutChromium } from '../helpers/browser.ts';
 import { freePort } from '../helpers/process.ts';
@@ -23,6 +24,9 @@ import {
   REDIRECT_URI,
   relyingParty,
 } from '../helpers/usher-oidc.ts';
+
+/** Every page text group in every language, as the app composes them at start. */
+const PAGE_TEXTS = composePageTexts(featuresOf(FEATURES));
 
 const TITLE = "Usher's pages in the browser's language, in headless Chromium";
 const APP_ORIGIN = new URL(REDIRECT_URI).origin;

@@ -5,11 +5,15 @@
 // sign-in, sign-out) in the language too. In Chromium: pages-browser.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { PAGE_TEXTS } from '../../src/pages/i18n.ts';
+import { FEATURES, featuresOf } from '../../src/features.ts';
+import { composePageTexts } from '../../src/pages/i18n.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { assertScriptsAreFiles } from '../helpers/pages.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { type OidcTestApp, startOidcApp } from '../helpers/usher-oidc.ts';
+
+/** Every page text group in every language, as the app composes them at start. */
+const PAGE_TEXTS = composePageTexts(featuresOf(FEATURES));
 
 const PAGE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +

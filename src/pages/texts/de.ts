@@ -1,7 +1,7 @@
 // Deutsch, in der Sie-Form wie die E-Mails.
-import type { PageTexts } from './en.ts';
+import type { OwnPageTexts } from './en.ts';
 
-export const de: PageTexts = {
+export const de: OwnPageTexts = {
   common: {
     unreachable: 'Der Server ist nicht erreichbar. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
     incomplete: 'Dieser Link ist unvollständig.',
@@ -13,66 +13,6 @@ export const de: PageTexts = {
     linkInvalid: 'Link nicht mehr gültig',
     linkIncomplete: 'Link unvollständig',
     tryAgain: 'Erneut versuchen',
-  },
-  resetPassword: {
-    title: 'Neues Passwort wählen',
-    newPassword: 'Neues Passwort',
-    newPasswordAgain: 'Neues Passwort wiederholen',
-    showPasswords: 'Passwörter anzeigen',
-    passwordHint: 'Mindestens 8 Zeichen. Sehr häufige Passwörter werden abgelehnt.',
-    changePassword: 'Passwort ändern',
-    noscript: 'Zum Ändern Ihres Passworts braucht diese Seite JavaScript.',
-    expired: 'Dieser Link ist abgelaufen oder wurde bereits verwendet. Fordern Sie einen neuen an.',
-    passwordRefused:
-      'Dieses Passwort wird nicht akzeptiert: Es muss mindestens 8 Zeichen haben und darf kein sehr häufiges Passwort sein.',
-    typePassword: 'Geben Sie Ihr neues Passwort ein.',
-    notSame:
-      'Die beiden Passwörter stimmen nicht überein. Geben Sie das neue Passwort in beiden Feldern erneut ein.',
-    changing: 'Wird geändert …',
-    changed: 'Passwort geändert',
-    changedText: 'Ihr Passwort wurde geändert. Sie können sich jetzt damit anmelden.',
-    signedOutEverywhere:
-      'Zu Ihrer Sicherheit wurden alle Sitzungen Ihres Kontos auf allen Geräten abgemeldet.',
-    failed: 'Etwas ist schiefgelaufen, und Ihr Passwort wurde möglicherweise nicht geändert.',
-    failedHint:
-      'Versuchen Sie es gleich noch einmal. Wenn es weiterhin nicht funktioniert, fordern Sie einen neuen Link an.',
-    signInNow: 'Mit dem neuen Passwort anmelden',
-  },
-  verifyEmail: {
-    title: 'E-Mail-Adresse bestätigen',
-    noscript: 'Zum Bestätigen Ihrer E-Mail-Adresse braucht diese Seite JavaScript.',
-    confirming: 'Ihre E-Mail-Adresse wird bestätigt …',
-    confirmed: 'E-Mail-Adresse bestätigt',
-    confirmedText: 'Ihre E-Mail-Adresse ist bestätigt.',
-    closePage: 'Sie können diese Seite jetzt schließen.',
-    expired: 'Dieser Link ist abgelaufen oder wurde bereits verwendet.',
-    expiredHint:
-      'Falls Ihre Adresse noch nicht bestätigt ist, melden Sie sich an und fordern Sie einen neuen Link an.',
-    failed:
-      'Etwas ist schiefgelaufen, und Ihre Adresse ist noch nicht bestätigt. Versuchen Sie es gleich noch einmal.',
-  },
-  signinEmailLink: {
-    title: 'Sie werden angemeldet',
-    email: 'E-Mail-Adresse',
-    askSubmit: 'Neuen Link per E-Mail senden',
-    noscript: 'Zum Anmelden braucht diese Seite JavaScript.',
-    signingIn: 'Sie werden angemeldet …',
-    signedIn: 'Angemeldet',
-    signedInText: 'Sie sind angemeldet und werden weitergeleitet …',
-    oneMoreStep: 'Noch ein Schritt',
-    oneMoreStepText: 'Für Ihr Konto brauchen Sie zusätzlich einen Code aus Ihrer Authenticator-App.',
-    expired: 'Dieser Anmeldelink ist abgelaufen oder wurde bereits verwendet.',
-    expiredHint: 'Geben Sie Ihre E-Mail-Adresse ein, um einen neuen zu erhalten.',
-    notSignedIn: 'Nicht angemeldet',
-    cannotSignIn: 'Mit diesem Konto ist derzeit keine Anmeldung möglich.',
-    failed:
-      'Etwas ist schiefgelaufen, und Sie sind noch nicht angemeldet. Versuchen Sie es gleich noch einmal.',
-    enterEmail: 'Geben Sie Ihre E-Mail-Adresse ein.',
-    checkMail: 'Prüfen Sie Ihr Postfach',
-    checkMailText: 'Falls ein Konto diese E-Mail-Adresse verwendet, ist ein neuer Anmeldelink unterwegs.',
-    checkMailHint: 'Er funktioniert nur einmal und ist 15 Minuten lang gültig.',
-    tooManyRequests: 'Zu viele Anfragen. Versuchen Sie es {when} erneut.',
-    validEmail: 'Geben Sie eine gültige E-Mail-Adresse ein.',
   },
   account: {
     yourAccount: 'Ihr Konto',
@@ -265,81 +205,5 @@ export const de: PageTexts = {
     deleted: 'Ihr Konto ist gelöscht. Auf Wiedersehen.',
     doingDelete: 'das Löschen Ihres Kontos',
     setPasswordSent: 'Wir haben einen Link zum Festlegen eines Passworts an {email} gesendet.',
-  },
-  interaction: {
-    signIn: 'Anmelden',
-    toContinueBefore: 'weiter zu ',
-    toContinueAfter: '',
-    noscript: 'Zum Anmelden braucht diese Seite JavaScript.',
-    email: 'E-Mail-Adresse',
-    password: 'Passwort',
-    authenticatorCode: 'Code aus Ihrer Authenticator-App',
-    orRecoveryCode: 'Oder einer Ihrer Wiederherstellungscodes.',
-    or: 'oder',
-    withPasskey: 'Mit einem Passkey anmelden',
-    otherWays: 'Weitere Anmeldemöglichkeiten',
-    oneMoreStep: 'Noch ein Schritt: Für Ihr Konto ist die Zwei-Faktor-Authentifizierung aktiviert.',
-    continue: 'Weiter',
-    asksToBefore: '',
-    asksToAfter: ' möchte:',
-    signedInAsBefore: 'Angemeldet als ',
-    signedInAsAfter: '.',
-    allow: 'Zulassen',
-    deny: 'Ablehnen',
-    cancelToApp: 'Abbrechen und zurück zur App',
-    failed: 'Etwas ist schiefgelaufen: {what} ist fehlgeschlagen.',
-    expiredInteraction:
-      'Diese Anmeldung ist abgelaufen. Kehren Sie zur App zurück und melden Sie sich erneut an.',
-    enterEmailPassword: 'Geben Sie Ihre E-Mail-Adresse und Ihr Passwort ein.',
-    wrongCode: 'Dieser Code ist nicht richtig. Versuchen Sie es mit dem aktuellen.',
-    enterCode: 'Geben Sie den Code aus Ihrer Authenticator-App ein.',
-    wrongCredentials: 'E-Mail-Adresse oder Passwort ist nicht richtig.',
-    confirmEmailFirst: 'Bestätigen Sie zuerst Ihre E-Mail-Adresse: Öffnen Sie den Link in der E-Mail.',
-    doingSignIn: 'Die Anmeldung',
-    doingPasskey: 'Die Anmeldung mit einem Passkey',
-    doingAnswer: 'Die Antwort an die App',
-    doingCancel: 'Das Abbrechen',
-    doingLoad: 'Das Laden dieser Anmeldung',
-    noPasskeyUsed:
-      'Es wurde kein Passkey verwendet. Versuchen Sie es erneut oder melden Sie sich auf andere Weise an.',
-    passkeyFailed:
-      'Mit diesem Passkey hat die Anmeldung nicht funktioniert. Versuchen Sie es auf andere Weise.',
-    continueWith: 'Weiter mit {provider}',
-    oauthDenied: 'Die Anmeldung beim Anbieter wurde abgebrochen.',
-    accountExists:
-      'Diese E-Mail-Adresse gehört bereits zu einem Konto. Melden Sie sich mit Ihrem Passwort an und verknüpfen Sie den Anbieter dann in Ihrem Konto.',
-    identityTaken: 'Dieses Konto beim Anbieter ist mit einem anderen Usher-Konto verknüpft.',
-    signupClosed:
-      'Kein Konto verwendet dieses Konto beim Anbieter, und auf diese Weise können keine neuen Konten angelegt werden.',
-    signinFailed:
-      'Diese Anmeldung hat nicht funktioniert: Möglicherweise muss die E-Mail-Adresse des Kontos noch bestätigt werden, oder versuchen Sie es später erneut.',
-    landingFailed: 'Diese Anmeldung hat nicht funktioniert. Versuchen Sie es erneut.',
-    ticketExpired:
-      'Diese Anmeldung ist abgelaufen oder hatte zu viele falsche Codes. Melden Sie sich erneut an.',
-    scopeOpenid: 'Wissen, wer Sie sind (Ihre Konto-ID)',
-    scopeProfile: 'Ihren Namen sehen',
-    scopeEmail: 'Ihre E-Mail-Adresse sehen',
-    scopeOfflineAccess: 'Diesen Zugriff behalten, auch wenn Sie die App gerade nicht verwenden',
-    scopeResource: '{resource} in Ihrem Namen verwenden ({scope})',
-    allowClient: 'Zugriff für {client} zulassen?',
-  },
-  oidc: {
-    problemTitle: 'Problem bei der Anmeldung',
-    problemHeading: 'Diese Anmeldung kann nicht fortgesetzt werden',
-    invalidRequest: 'Die Anfrage war ungültig.',
-    startAgain: 'Kehren Sie zur App zurück und beginnen Sie von vorn.',
-    errorCode: '(Fehlercode: {code})',
-    expired: 'Diese Anmeldung ist abgelaufen oder wurde in einem anderen Browser geöffnet.',
-    signInAgain: 'Kehren Sie zur App zurück und melden Sie sich erneut an.',
-    signOutTitle: 'Abmelden',
-    signOutOf: 'Von {client} abmelden?',
-    signOutQuestion: 'Abmelden?',
-    alsoSignedOut: 'Dabei werden Sie hier auch von Ihrem Konto abgemeldet.',
-    signOut: 'Abmelden',
-    staySignedIn: 'Angemeldet bleiben',
-    signedOutTitle: 'Abgemeldet',
-    signedOutHeading: 'Sie sind abgemeldet',
-    signedOutOf: 'Sie haben sich von {client} abgemeldet.',
-    closePage: 'Sie können diese Seite jetzt schließen.',
   },
 };

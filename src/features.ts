@@ -29,6 +29,7 @@ import { restFeature } from './rest/feature.ts';
 import type { Services } from './services.ts';
 import { sessionsFeature } from './sessions/feature.ts';
 import type { Authenticator } from './sessions/guard.ts';
+import type { ErrorDeclarations } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
 import type { Component } from './shared/schemas.ts';
 import { signinFeature } from './signin/feature.ts';
@@ -58,6 +59,8 @@ export interface Feature {
   migrations?: Readonly<Record<string, (dialect: DialectName) => Migration>>;
   /** Registers the feature's routes (each feature's plugin is encapsulated). */
   routes?(app: App, context: FeatureContext): PromiseLike<unknown>;
+  /** The error codes the feature declares, its errors.ts's (shared/errors.ts ErrorCodes). */
+  errors?: ErrorDeclarations;
   /** The named shapes the routes reference, for the OpenAPI document's components. */
   components?(profile: WireProfile): Component[];
   /**

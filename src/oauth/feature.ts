@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError } from '../config.ts';
 import type { Feature } from '../features.ts';
+import { OAUTH_ERRORS } from './errors.ts';
 import { createOAuth } from './migrations/2026-11-25-0015-oauth.ts';
 import { type Provider, reasonOf } from './providers.ts';
 import { oauthRoutes } from './routes.ts';
@@ -11,6 +12,7 @@ import { oauthRoutes } from './routes.ts';
  */
 export const oauthFeature: Feature = {
   name: 'oauth',
+  errors: OAUTH_ERRORS,
   migrations: { '2026-11-25-0015-oauth': createOAuth },
   housekeeping: ({ oauth, limits }) => Promise.all([oauth.purgeExpired(), limits.oauthStart.purge()]),
   routes: async (app, { services, guard, profile, metrics, config, log }) => {

@@ -1,8 +1,10 @@
 import type { Feature } from '../features.ts';
+import { RECOVERY_ERRORS } from './errors.ts';
 import { AcceptedComponent, recoveryRoutes } from './routes.ts';
 
 export const recoveryFeature: Feature = {
   name: 'recovery',
+  errors: RECOVERY_ERRORS,
   routes: (app, { services, guard }) =>
     app.register(recoveryRoutes, {
       recovery: services.recovery,

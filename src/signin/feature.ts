@@ -1,4 +1,5 @@
 import type { Feature } from '../features.ts';
+import { SIGNIN_ERRORS } from './errors.ts';
 import { signinMetrics } from './metrics.ts';
 import { createSigninTickets } from './migrations/2026-11-25-0014-signin-tickets.ts';
 import { signinRoutes } from './routes.ts';
@@ -9,6 +10,7 @@ import { signinRoutes } from './routes.ts';
  */
 export const signinFeature: Feature = {
   name: 'signin',
+  errors: SIGNIN_ERRORS,
   migrations: { '2026-11-25-0014-signin-tickets': createSigninTickets },
   metrics: signinMetrics,
   housekeeping: ({ core, throttle }) => Promise.all([core.purgeExpired(), throttle.purgeExpired()]),

@@ -1,5 +1,6 @@
 import type { Feature } from '../features.ts';
 import { reportEmailKeyCollisions } from './collisions.ts';
+import { USERS_ERRORS } from './errors.ts';
 import { addAccountRoles } from './migrations/2026-11-27-0018-account-roles.ts';
 import { addUserLocale } from './migrations/2026-11-27-0022-user-locale.ts';
 import { normaliseEmailKeys } from './migrations/2026-12-07-0028-email-keys.ts';
@@ -7,6 +8,7 @@ import { accountComponentFor, currentSessionFor, usersRoutes } from './routes.ts
 
 export const usersFeature: Feature = {
   name: 'users',
+  errors: USERS_ERRORS,
   migrations: {
     '2026-11-27-0018-account-roles': addAccountRoles,
     '2026-11-27-0022-user-locale': addUserLocale,

@@ -1,6 +1,9 @@
 import { BODY_LIMITS, describeBytes, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from './body-limits.ts';
 
-/** A code's HTTP status and when it is used, as docs/api.md's error table and the OpenAPI document say. */
+/**
+ * A code's HTTP status and when it is used, in the OpenAPI document's words (docs/api.md's table
+ * has its own; test/docs/error-codes.test.ts holds it to the codes and statuses).
+ */
 export interface ErrorDeclaration {
   readonly status: number;
   readonly when: string;
@@ -127,7 +130,7 @@ export class ErrorTable {
     return this.#declared.has(code);
   }
 
-  /** A code's declaration, with its owner ('shared' or a feature's name); a code no feature of the app declares throws. */
+  /** A code's declaration and owner ('shared' or a feature's name); throws for one no feature here declares. */
   declaration(code: ErrorCode): ErrorDeclaration & { owner: string } {
     const found = this.#declared.get(code);
     if (!found) throw new Error(`the error code ${code} is declared by no feature this app runs`);

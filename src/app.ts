@@ -36,6 +36,7 @@ import { wireProfile } from './profiles/index.ts';
 import { Authenticator, SESSION_COOKIE } from './sessions/guard.ts';
 import { sessionPlugin } from './sessions/plugin.ts';
 import { BODY_LIMITS } from './shared/body-limits.ts';
+import { ErrorTable, serveErrorCodes } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
 
 export interface AppOptions {
@@ -76,6 +77,8 @@ const REDACT = [
 /** Builds the whole service for a configuration; the server and the tests share it. */
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<App> {
   const features = options.features ?? FEATURES;
+  // Two features declaring one error code stop the start; errors and route schemas read the table.
+  serveErrorCodes(ErrorTable.of(featuresOf(features)));
   // Before anything is opened: a page text group declared twice stops the start here.
   const pageTexts = composePageTexts(featuresOf(features));
   const app: App = Fastify({

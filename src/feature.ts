@@ -13,6 +13,7 @@ import type { FeaturePageTexts, PageTextSet } from './pages/i18n.ts';
 import type { Metrics } from './plugins/metrics.ts';
 import type { WireProfile } from './profiles/index.ts';
 import type { Authenticator } from './sessions/guard.ts';
+import type { ErrorDeclarations } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
 import type { Component } from './shared/schemas.ts';
 
@@ -55,6 +56,8 @@ export interface Feature<
   housekeeping?(own: E, needs: Needs): Promise<unknown>;
   /** Work that runs in the background from the start until the app closes (before the database). */
   background?(context: FeatureContext<E, Needs>): { stop(): Promise<void> };
+  /** The error codes the feature declares, its errors.ts's (shared/errors.ts ErrorCodes). */
+  errors?: ErrorDeclarations;
   /** The texts of the pages the feature drives, by group, in every language (its page-texts.ts). */
   pageTexts?: FeaturePageTexts;
 }

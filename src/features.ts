@@ -26,6 +26,7 @@ import { passwordsFeature } from './passwords/feature.ts';
 import { recoveryFeature } from './recovery/feature.ts';
 import { restFeature } from './rest/feature.ts';
 import { sessionsFeature } from './sessions/feature.ts';
+import { ErrorTable, serveErrorCodes } from './shared/errors.ts';
 import { signinFeature, throttleFeature } from './signin/feature.ts';
 import { tokensFeature } from './tokens/feature.ts';
 import { totpFeature } from './totp/feature.ts';
@@ -88,6 +89,8 @@ export function compose<C extends Features = typeof FEATURES>(
   options: ComposeOptions = {},
   features: C = FEATURES as unknown as C,
 ): ReturnType<C['build']> {
+  // What the services throw is answered with the statuses these features declare.
+  serveErrorCodes(ErrorTable.of(featuresOf(features)));
   return features.build({
     config,
     database,

@@ -1,6 +1,7 @@
 import type { Config } from '../config.ts';
 import { feature } from '../feature.ts';
 import type { Kernel, KernelUnit } from '../kernel/composition.ts';
+import { CATALOG_ERRORS } from './errors.ts';
 import { CatalogRepository } from './repository.ts';
 import { catalogRoutes, ProductComponent, ReviewComponent } from './routes.ts';
 import { CatalogService } from './service.ts';
@@ -11,6 +12,7 @@ export interface CatalogUnit {
 
 export const catalogFeature = feature({
   name: 'catalog',
+  errors: CATALOG_ERRORS,
   repositories: (db, { postgres }): CatalogUnit => ({ catalog: new CatalogRepository(db, { postgres }) }),
   build(kernel: Kernel<Config, CatalogUnit & KernelUnit, unknown>, _needs: unknown) {
     return {

@@ -3,9 +3,9 @@
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { type Database, openDatabase } from '../db/database.ts';
-import { compose, schemaMigrations } from '../features.ts';
+import { compose, FEATURES, featuresOf, schemaMigrations } from '../features.ts';
 import { actingAs, OPERATOR } from '../kernel/scope.ts';
-import { AppError } from '../shared/errors.ts';
+import { AppError, ErrorTable, serveErrorCodes } from '../shared/errors.ts';
 import { checkEmail } from '../users/rules.ts';
 import { emailKey, type User } from '../users/user.ts';
 import { UsageError, usageFailure } from './help.ts';
@@ -353,6 +353,8 @@ export async function runCommand(command: string, argv: string[]): Promise<numbe
     }
     throw error;
   }
+  // The statuses of what the services throw, as the server has them (and the same refusal at start).
+  serveErrorCodes(ErrorTable.of(featuresOf(FEATURES)));
   const database = openDatabase(config.databaseUrl, config.database);
   try {
     // Every change the CLI makes is recorded as the operator's (no address, no session).

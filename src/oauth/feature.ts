@@ -8,6 +8,7 @@ import type { MailExports } from '../mail/feature.ts';
 import type { SigninExports } from '../signin/feature.ts';
 import type { TotpUnit } from '../totp/feature.ts';
 import type { UsersExports } from '../users/feature.ts';
+import { OAUTH_ERRORS } from './errors.ts';
 import { IdentitiesRepository } from './identity-repository.ts';
 import { createOAuth } from './migrations/2026-11-25-0015-oauth.ts';
 import { type Provider, Providers, reasonOf } from './providers.ts';
@@ -25,6 +26,7 @@ export interface IdentitiesUnit {
  */
 export const oauthFeature = feature({
   name: 'oauth',
+  errors: OAUTH_ERRORS,
   migrations: { '2026-11-25-0015-oauth': createOAuth },
   repositories: (db, { postgres }): IdentitiesUnit => ({
     identities: new IdentitiesRepository(db, { rowLocks: postgres }),

@@ -4,7 +4,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import { describeBytes } from '../shared/body-limits.ts';
-import { AppError, ERROR_CODES, type ErrorCode } from '../shared/errors.ts';
+import { AppError, type ErrorCode, servedErrorCodes } from '../shared/errors.ts';
 import type { App } from '../shared/fastify.ts';
 
 export interface Failure {
@@ -42,7 +42,11 @@ export const renderWithMessage: ErrorRenderer = (f) => ({
 /** The documented endpoints' body (SPEC 7): the code alone. */
 export const renderCodeOnly: ErrorRenderer = (f) => ({ statusCode: f.statusCode, body: { error: f.code } });
 
-function failure(code: ErrorCode, message: string, statusCode: number = ERROR_CODES[code].status): Failure {
+function failure(
+  code: ErrorCode,
+  message: string,
+  statusCode: number = servedErrorCodes().declaration(code).status,
+): Failure {
   return { statusCode, code, message, headers: {} };
 }
 
@@ -105,7 +109,7 @@ export function toFailure(error: FastifyError, request: FastifyRequest): Failure
       const notFound = request.routeOptions.config.notFound?.();
       if (notFound) return fromAppError(notFound);
       const code = request.routeOptions.config.notFoundCode ?? 'NOT_FOUND';
-      return failure(code, ERROR_CODES[code].when);
+      return failure(code, servedErrorCodes().declaration(code).when);
     }
     if (error.validationContext === 'querystring') {
       return failure(

@@ -5,6 +5,7 @@ import type { MailExports } from '../mail/feature.ts';
 import type { PasswordsExports } from '../passwords/feature.ts';
 import type { SigninExports, ThrottleExports } from '../signin/feature.ts';
 import type { UsersExports } from '../users/feature.ts';
+import { RECOVERY_ERRORS } from './errors.ts';
 import { recoveryPageTexts } from './page-texts.ts';
 import { ResetRequestsRepository } from './repository.ts';
 import { AcceptedComponent, recoveryRoutes } from './routes.ts';
@@ -17,6 +18,7 @@ export interface RecoveryUnit {
 
 export const recoveryFeature = feature({
   name: 'recovery',
+  errors: RECOVERY_ERRORS,
   repositories: (db): RecoveryUnit => ({ requests: new ResetRequestsRepository(db) }),
   build(
     kernel: Kernel<Config, RecoveryRepositories & RecoveryUnit & KernelUnit, unknown>,

@@ -1,15 +1,33 @@
 import { BODY_LIMITS, describeBytes, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from './body-limits.ts';
 
 /**
- * Every error code Usher answers with, its HTTP status, and when it is used. This table is the
- * source for docs/api.md's error table and for the OpenAPI document.
+ * A code's HTTP status and when it is used, in the OpenAPI document's words (docs/api.md's table
+ * has its own; test/docs/error-codes.test.ts holds it to the codes and statuses).
  */
-export const ERROR_CODES = {
-  USER_NOT_FOUND: { status: 404, when: 'No user has that id (or the id is not a valid user id).' },
-  SIGNIN_FAILED: {
-    status: 401,
-    when: 'Sign-in failed: wrong or missing credentials (401), a body that is not a JSON object of strings (400), the email not yet verified while REQUIRE_VERIFIED_EMAIL is on, or the account disabled by an admin (403, only after a right credential), too large (413), not JSON (415), throttled (429, with Retry-After; also when wrong present passwords (currentPassword) have throttled the account), database down or too busy (503, with Retry-After when busy).',
-  },
+export interface ErrorDeclaration {
+  readonly status: number;
+  readonly when: string;
+  /** The statuses it is also answered with (sign-in folds every failure into one code). */
+  readonly alsoAt?: readonly number[];
+}
+
+/** Codes with their declarations: the generic ones below, or a feature's (its errors.ts). */
+export type ErrorDeclarations = Readonly<Record<string, ErrorDeclaration>>;
+
+/**
+ * What a declaration adds to `ErrorCodes`: each of its codes, owned by `Owner` (the feature's
+ * name). Two owners of one code are two types for one property, which does not compile.
+ */
+export type Declares<Table extends ErrorDeclarations, Owner extends string> = {
+  readonly [Code in keyof Table]: Owner;
+};
+
+/**
+ * The codes that belong to no feature: the request itself (routing, body, query, HTTP framing),
+ * the session and role guard, the throttles, re-authentication (kernel/reauth.ts's rule, used by
+ * totp and oauth) and the server's own failures. A feature's codes are in its errors.ts.
+ */
+export const GENERIC_ERRORS = {
   NOT_FOUND: {
     status: 404,
     when: 'No such route, or no record with that id (a product, review, session or passkey), including records of other users.',
@@ -35,43 +53,9 @@ export const ERROR_CODES = {
     status: 403,
     when: "The signed-in user may not change this record (someone else's), lacks the role the route needs (support or admin), or a cookie was sent cross-site.",
   },
-  EMAIL_TAKEN: { status: 409, when: 'Another user already has that email, in any letter case.' },
-  TOTP_ALREADY_ON: {
-    status: 409,
-    when: 'Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again.',
-  },
-  QUOTA_EXCEEDED: {
-    status: 409,
-    when: 'You own as many products (or reviews) as one account may (PRODUCTS_MAX_PER_USER, REVIEWS_MAX_PER_USER); delete some to create more.',
-  },
-  INVALID_TOKEN: {
-    status: 400,
-    when: 'The password-reset or email-verification token is unknown, already used, or expired.',
-  },
   REAUTHENTICATION_REQUIRED: {
     status: 401,
     when: 'The change needs a sign-in of the last 10 minutes: sign in again, then retry.',
-  },
-  LAST_SIGNIN_METHOD: {
-    status: 409,
-    when: 'Unlinking this identity would leave the account without a way to sign in (no password, passkey or other identity).',
-  },
-  ACCOUNT_EXISTS: {
-    status: 409,
-    when: "An account has this identity's email, but the provider or the account has not verified it: sign in the usual way, then link the provider from the account.",
-  },
-  LAST_ADMIN: {
-    status: 409,
-    when: 'The change would leave no admin who can sign in (a demotion, disabling or deletion of the last one): make another account admin first.',
-  },
-  IDENTITY_TAKEN: { status: 409, when: 'This provider identity is linked to another account.' },
-  SIGNUP_CLOSED: {
-    status: 409,
-    when: 'No account has this identity, and new accounts through providers are off (OAUTH_SIGNUP=false).',
-  },
-  OAUTH_FAILED: {
-    status: 409,
-    when: 'The provider sign-in failed: the provider did not answer in time, refused, shared no email, or answered something that does not check out.',
   },
   TOO_MANY_REQUESTS: {
     status: 429,
@@ -85,9 +69,89 @@ export const ERROR_CODES = {
   REQUEST_TIMEOUT: { status: 408, when: 'The request headers or body took too long to arrive.' },
   UNAVAILABLE: { status: 503, when: 'The database does not answer, or the server is shutting down.' },
   INTERNAL: { status: 500, when: 'An unexpected failure; details are logged, never returned.' },
-} as const;
+} as const satisfies ErrorDeclarations;
 
-export type ErrorCode = keyof typeof ERROR_CODES;
+/** Who the generic codes belong to, for ErrorCodes and the table (a feature's is its name). */
+const GENERIC_OWNER = 'shared';
+
+/**
+ * Every error code Usher may answer with, each mapped to its owner. The generic ones are here; a
+ * feature adds its own in its errors.ts, as webhooks/events.ts adds to the journal's types:
+ *
+ *   export const USERS_ERRORS = { EMAIL_TAKEN: { status: 409, when: '…' } } as const satisfies ErrorDeclarations;
+ *   declare module '../shared/errors.ts' {
+ *     interface ErrorCodes extends Declares<typeof USERS_ERRORS, 'users'> {}
+ *   }
+ *
+ * and names the same object as its Feature's `errors`, from which the app's table is built
+ * (`ErrorTable.of`). A code that nobody declares fails to compile where it is thrown or listed in
+ * `failures()`; one declared by two owners fails to compile at every declaration (and is refused
+ * at start by `ErrorTable.of`). A feature that answers with another's code imports nothing for it.
+ */
+export interface ErrorCodes extends Declares<typeof GENERIC_ERRORS, typeof GENERIC_OWNER> {}
+
+export type ErrorCode = keyof ErrorCodes & string;
+
+/**
+ * The codes an app answers with and their declarations: the generic ones, then each feature's.
+ * Built at start from the features the app runs; the source for the OpenAPI document's error
+ * components and the routes' failure lists (shared/schemas.ts), for the statuses of errors thrown
+ * without one, and for what tests compare docs/api.md's table with.
+ */
+export class ErrorTable {
+  readonly #declared: ReadonlyMap<string, ErrorDeclaration & { owner: string }>;
+
+  private constructor(declared: ReadonlyMap<string, ErrorDeclaration & { owner: string }>) {
+    this.#declared = declared;
+  }
+
+  /** The generic codes and those the features declare; a code declared twice is a programming error. */
+  static of(features: readonly { name: string; errors?: ErrorDeclarations }[]): ErrorTable {
+    const declared = new Map<string, ErrorDeclaration & { owner: string }>();
+    const add = (owner: string, errors: ErrorDeclarations) => {
+      for (const [code, declaration] of Object.entries(errors)) {
+        const other = declared.get(code);
+        if (other)
+          throw new Error(`the error code ${code} is declared twice: by ${other.owner} and by ${owner}`);
+        declared.set(code, { ...declaration, owner });
+      }
+    };
+    add(GENERIC_OWNER, GENERIC_ERRORS);
+    for (const feature of features) add(feature.name, feature.errors ?? {});
+    return new ErrorTable(declared);
+  }
+
+  /** Every code, in the order declared. */
+  codes(): ErrorCode[] {
+    return [...this.#declared.keys()] as ErrorCode[];
+  }
+
+  has(code: string): code is ErrorCode {
+    return this.#declared.has(code);
+  }
+
+  /** A code's declaration and owner ('shared' or a feature's name); throws for one no feature here declares. */
+  declaration(code: ErrorCode): ErrorDeclaration & { owner: string } {
+    const found = this.#declared.get(code);
+    if (!found) throw new Error(`the error code ${code} is declared by no feature this app runs`);
+    return found;
+  }
+}
+
+// The table of the features that run in this process: the generic codes until the app (or the
+// CLI) says which features those are. One per process because route schemas and thrown errors
+// read it where no app is at hand; an app built with other features (a test's) replaces it.
+let served = ErrorTable.of([]);
+
+/** Makes `table` the one thrown errors and route schemas read (app.ts, the CLI, at start). */
+export function serveErrorCodes(table: ErrorTable): void {
+  served = table;
+}
+
+/** The table of the features that run (see serveErrorCodes). */
+export function servedErrorCodes(): ErrorTable {
+  return served;
+}
 
 /** A failure with a stable code; the error handler turns it into the route's error body. */
 export class AppError extends Error {
@@ -104,7 +168,9 @@ export class AppError extends Error {
     this.code = code;
     this.headers = headers;
     this.name = 'AppError';
-    this.statusCode = statusCode ?? ERROR_CODES[code].status;
+    // A code that no running feature declares (one whose feature this app leaves out) is the
+    // server's fault, not the client's; it is never thrown in place of the error being raised.
+    this.statusCode = statusCode ?? (served.has(code) ? served.declaration(code).status : 500);
   }
 }
 

@@ -4,7 +4,7 @@
 // document read the same definition.
 import type { preValidationHookHandler } from 'fastify';
 import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
-import { ERROR_CODES, type ErrorCode } from '../shared/errors.ts';
+import { type ErrorCode, servedErrorCodes } from '../shared/errors.ts';
 
 /** The largest id: 2^63-1, the top of a signed 64-bit column. */
 export const MAX_ID = 2n ** 63n - 1n;
@@ -191,19 +191,21 @@ export function referencedComponents(schema: unknown, into = new Set<string>()):
 // ---------------------------------------------------------------------------------------------
 // Failures: one named body per status, its code an enum of the codes Usher answers with there
 
-/** Statuses a code is answered with besides its own (ERROR_CODES): sign-in folds every failure into one code. */
-const OTHER_STATUSES: Partial<Record<ErrorCode, readonly number[]>> = {
-  SIGNIN_FAILED: [400, 403, 413, 415, 429, 500, 503],
+/** The statuses a code is answered with: its own, and those it folds in (sign-in's). */
+const statusesOf = (code: ErrorCode): readonly number[] => {
+  const declared = servedErrorCodes().declaration(code);
+  return [declared.status, ...(declared.alsoAt ?? [])];
 };
 
-const statusesOf = (code: ErrorCode): readonly number[] => [
-  ERROR_CODES[code].status,
-  ...(OTHER_STATUSES[code] ?? []),
-];
-
-const ALL_CODES = Object.keys(ERROR_CODES) as ErrorCode[];
-
-const codesAt = (status: number) => ALL_CODES.filter((code) => statusesOf(code).includes(status));
+/**
+ * The codes answered with at a status, in alphabetical order: the document reads the same
+ * whichever feature declares a code and in whatever order the features run.
+ */
+const codesAt = (status: number) =>
+  servedErrorCodes()
+    .codes()
+    .filter((code) => statusesOf(code).includes(status))
+    .sort();
 
 const codeSchema = (status: number) =>
   Type.Unsafe<ErrorCode>({
@@ -212,11 +214,17 @@ const codeSchema = (status: number) =>
     description: 'What went wrong, as a stable code; routes list the codes they give.',
   });
 
-const errorComponents = new Map<string, Component>();
+// Kept for the table they were made from: an app built with other features makes them anew.
+let errorComponents = new Map<string, Component>();
+let errorComponentsOf = servedErrorCodes();
 
 /** The failure body of a status: `{error, message}`, or `{error}` alone on the documented endpoints. */
 export function errorComponent(status: number, codeOnly: boolean): Component {
   const id = `${codeOnly ? 'CodeOnlyError' : 'Error'}${status}`;
+  if (errorComponentsOf !== servedErrorCodes()) {
+    errorComponents = new Map();
+    errorComponentsOf = servedErrorCodes();
+  }
   let found = errorComponents.get(id);
   if (!found) {
     const fields: Record<string, TSchema> = { error: codeSchema(status) };
@@ -296,7 +304,7 @@ export function failures(
   for (const [status, codes] of byStatus(all)) {
     const noteOf = (code: ErrorCode) => {
       const note = options.notes?.[code];
-      return (typeof note === 'string' ? note : note?.[status]) ?? ERROR_CODES[code].when;
+      return (typeof note === 'string' ? note : note?.[status]) ?? servedErrorCodes().declaration(code).when;
     };
     const list = codes.map((code) => `\`${code}\`: ${noteOf(code)}`);
     const responseHeaders: Record<string, HeaderSchema> = {};

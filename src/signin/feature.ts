@@ -6,6 +6,7 @@ import type { TotpExports, TotpUnit } from '../totp/feature.ts';
 import type { UsersUnit } from '../users/feature.ts';
 import { type CoreRepositories, SigninCore } from './core.ts';
 import { SigninDevicesRepository } from './device-repository.ts';
+import { SIGNIN_ERRORS } from './errors.ts';
 import { GrantRepository } from './grant-repository.ts';
 import { type SigninObservers, signinMetrics } from './metrics.ts';
 import { createSigninTickets } from './migrations/2026-11-25-0014-signin-tickets.ts';
@@ -54,6 +55,7 @@ export type ThrottleExports = ExportsOf<typeof throttleFeature>;
  */
 export const signinFeature = feature({
   name: 'signin',
+  errors: SIGNIN_ERRORS,
   migrations: { '2026-11-25-0014-signin-tickets': createSigninTickets },
   repositories: (db, { postgres, sinks }): SigninUnit => ({
     signins: new GrantRepository(db, { postgres, sinks }),

@@ -5,6 +5,7 @@ import type { MailExports } from '../mail/feature.ts';
 import type { PasswordsExports } from '../passwords/feature.ts';
 import type { ThrottleExports } from '../signin/feature.ts';
 import type { UsersUnit } from '../users/feature.ts';
+import { TOTP_ERRORS } from './errors.ts';
 import { TotpRepository } from './repository.ts';
 import { RecoveryCodesComponent, TotpSetupComponent, totpRoutes } from './routes.ts';
 import { type TotpRepositories, TotpService } from './service.ts';
@@ -15,6 +16,7 @@ export interface TotpUnit {
 
 export const totpFeature = feature({
   name: 'totp',
+  errors: TOTP_ERRORS,
   repositories: (db, { postgres }): TotpUnit => ({ totp: new TotpRepository(db, { rowLocks: postgres }) }),
   build(
     kernel: Kernel<Config, TotpRepositories & UsersUnit & KernelUnit, unknown>,

@@ -11,6 +11,7 @@ import type { ThrottleExports } from '../signin/feature.ts';
 import type { TotpUnit } from '../totp/feature.ts';
 import { reportEmailKeyCollisions } from './collisions.ts';
 import { EmailProven } from './email-proven.ts';
+import { USERS_ERRORS } from './errors.ts';
 import { addAccountRoles } from './migrations/2026-11-27-0018-account-roles.ts';
 import { addUserLocale } from './migrations/2026-11-27-0022-user-locale.ts';
 import { normaliseEmailKeys } from './migrations/2026-12-07-0028-email-keys.ts';
@@ -28,6 +29,7 @@ export interface UsersUnit {
 
 export const usersFeature = feature({
   name: 'users',
+  errors: USERS_ERRORS,
   migrations: {
     '2026-11-27-0018-account-roles': addAccountRoles,
     '2026-11-27-0022-user-locale': addUserLocale,

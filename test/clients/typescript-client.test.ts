@@ -15,6 +15,7 @@ import {
   type Result,
   type UsherClient,
 } from '../../clients/typescript/src/index.ts';
+import type { ErrorCode as DeclaredCode } from '../../src/shared/errors.ts';
 import { NO_THROTTLE, newUser, startApp, type TestApp } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { describeEachStore } from '../helpers/stores.ts';
@@ -27,37 +28,14 @@ const UNKNOWN_ID = 2n ** 63n - 1n;
 const SIGNIN_LIMIT = 3;
 const RESET_LIMIT = 3;
 
-/** Compile-time: the union is exactly the codes Usher's documents list. */
+/**
+ * Compile-time: the union is exactly the codes Usher declares (shared/errors.ts and each feature's
+ * errors.ts), so a feature's new code needs no edit here, only the regenerated client types. A
+ * feature of the tests declares its codes at run time only (test/shared/error-codes.test.ts): an
+ * augmentation there would join this union without being in any served document.
+ */
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
-const codesAreTheDocumented: Equal<
-  ErrorCode,
-  | 'ACCOUNT_EXISTS'
-  | 'BAD_REQUEST'
-  | 'EMAIL_TAKEN'
-  | 'HEADERS_TOO_LARGE'
-  | 'FORBIDDEN'
-  | 'IDENTITY_TAKEN'
-  | 'INTERNAL'
-  | 'LAST_ADMIN'
-  | 'INVALID_QUERY'
-  | 'INVALID_TOKEN'
-  | 'LAST_SIGNIN_METHOD'
-  | 'NOT_FOUND'
-  | 'OAUTH_FAILED'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'QUOTA_EXCEEDED'
-  | 'REAUTHENTICATION_REQUIRED'
-  | 'REQUEST_TIMEOUT'
-  | 'SIGNIN_FAILED'
-  | 'SIGNUP_CLOSED'
-  | 'TOO_MANY_REQUESTS'
-  | 'TOTP_ALREADY_ON'
-  | 'UNAUTHENTICATED'
-  | 'UNAVAILABLE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'USER_NOT_FOUND'
-  | 'VALIDATION_FAILED'
-> = true;
+const codesAreTheDocumented: Equal<ErrorCode, DeclaredCode> = true;
 void codesAreTheDocumented;
 
 /** The success of a result, or a test failure that shows the error. */

@@ -209,9 +209,10 @@ describeEachStore('GET /openapi.json', (store) => {
       }
       assert.equal(doc.components.schemas.Error404!.additionalProperties, false);
       assert.deepEqual(Object.keys(doc.components.schemas.Error404!.properties), ['error', 'message']);
+      // In alphabetical order, whoever declares them (shared/schemas.ts codesAt).
       assert.deepEqual(doc.components.schemas.Error404!.properties.error!.enum, [
-        'USER_NOT_FOUND',
         'NOT_FOUND',
+        'USER_NOT_FOUND',
       ]);
     });
 

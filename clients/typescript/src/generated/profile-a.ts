@@ -1520,7 +1520,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "PAYLOAD_TOO_LARGE";
+            error: "PAYLOAD_TOO_LARGE" | "SIGNIN_FAILED";
         };
         /** @description A 403 failure of a documented endpoint: the code alone (SPEC 7). */
         CodeOnlyError403: {
@@ -1528,7 +1528,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "FORBIDDEN";
+            error: "FORBIDDEN" | "SIGNIN_FAILED";
         };
         /** @description A 401 failure of a documented endpoint: the code alone (SPEC 7). */
         CodeOnlyError401: {
@@ -1536,7 +1536,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "UNAUTHENTICATED" | "REAUTHENTICATION_REQUIRED";
+            error: "REAUTHENTICATION_REQUIRED" | "SIGNIN_FAILED" | "UNAUTHENTICATED";
         };
         /** @description A 404 failure: a stable code and a message for people. */
         Error404: {
@@ -1544,7 +1544,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "USER_NOT_FOUND" | "NOT_FOUND";
+            error: "NOT_FOUND" | "USER_NOT_FOUND";
             message: string;
         };
         /** @description A 403 failure: a stable code and a message for people. */
@@ -1553,7 +1553,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "FORBIDDEN";
+            error: "FORBIDDEN" | "SIGNIN_FAILED";
             message: string;
         };
         /** @description A 429 failure: a stable code and a message for people. */
@@ -1580,7 +1580,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "PAYLOAD_TOO_LARGE";
+            error: "PAYLOAD_TOO_LARGE" | "SIGNIN_FAILED";
             message: string;
         };
         /** @description A 409 failure: a stable code and a message for people. */
@@ -1589,7 +1589,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "EMAIL_TAKEN" | "TOTP_ALREADY_ON" | "QUOTA_EXCEEDED" | "LAST_SIGNIN_METHOD" | "ACCOUNT_EXISTS" | "LAST_ADMIN" | "IDENTITY_TAKEN" | "SIGNUP_CLOSED" | "OAUTH_FAILED";
+            error: "ACCOUNT_EXISTS" | "EMAIL_TAKEN" | "IDENTITY_TAKEN" | "LAST_ADMIN" | "LAST_SIGNIN_METHOD" | "OAUTH_FAILED" | "QUOTA_EXCEEDED" | "SIGNUP_CLOSED" | "TOTP_ALREADY_ON";
             message: string;
         };
         /** @description The signed-in account and the ways it can sign in. */
@@ -1629,7 +1629,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "UNAUTHENTICATED" | "REAUTHENTICATION_REQUIRED";
+            error: "REAUTHENTICATION_REQUIRED" | "SIGNIN_FAILED" | "UNAUTHENTICATED";
             message: string;
         };
         /** @description Who is signed in, and the session making the request. */
@@ -1651,7 +1651,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "INTERNAL";
+            error: "INTERNAL" | "SIGNIN_FAILED";
         };
         /** @description A 404 failure of a documented endpoint: the code alone (SPEC 7). */
         CodeOnlyError404: {
@@ -1659,7 +1659,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "USER_NOT_FOUND" | "NOT_FOUND";
+            error: "NOT_FOUND" | "USER_NOT_FOUND";
         };
         /** @description A 400 failure of a documented endpoint: the code alone (SPEC 7). */
         CodeOnlyError400: {
@@ -1667,7 +1667,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "VALIDATION_FAILED" | "INVALID_QUERY" | "INVALID_TOKEN" | "BAD_REQUEST";
+            error: "BAD_REQUEST" | "INVALID_QUERY" | "INVALID_TOKEN" | "SIGNIN_FAILED" | "VALIDATION_FAILED";
         };
         /** @description A 503 failure: a stable code and a message for people. */
         Error503: {
@@ -1684,7 +1684,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "INTERNAL";
+            error: "INTERNAL" | "SIGNIN_FAILED";
             message: string;
         };
         /** @description A 400 failure: a stable code and a message for people. */
@@ -1693,7 +1693,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "VALIDATION_FAILED" | "INVALID_QUERY" | "INVALID_TOKEN" | "BAD_REQUEST";
+            error: "BAD_REQUEST" | "INVALID_QUERY" | "INVALID_TOKEN" | "SIGNIN_FAILED" | "VALIDATION_FAILED";
             message: string;
         };
     };

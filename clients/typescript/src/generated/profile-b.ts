@@ -1543,7 +1543,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "USER_NOT_FOUND" | "NOT_FOUND";
+            error: "NOT_FOUND" | "USER_NOT_FOUND";
             message: string;
         };
         /** @description A 403 failure: a stable code and a message for people. */
@@ -1552,7 +1552,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "FORBIDDEN";
+            error: "FORBIDDEN" | "SIGNIN_FAILED";
             message: string;
         };
         /** @description A 429 failure: a stable code and a message for people. */
@@ -1579,7 +1579,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "PAYLOAD_TOO_LARGE";
+            error: "PAYLOAD_TOO_LARGE" | "SIGNIN_FAILED";
             message: string;
         };
         /** @description A 409 failure: a stable code and a message for people. */
@@ -1588,7 +1588,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "EMAIL_TAKEN" | "TOTP_ALREADY_ON" | "QUOTA_EXCEEDED" | "LAST_SIGNIN_METHOD" | "ACCOUNT_EXISTS" | "LAST_ADMIN" | "IDENTITY_TAKEN" | "SIGNUP_CLOSED" | "OAUTH_FAILED";
+            error: "ACCOUNT_EXISTS" | "EMAIL_TAKEN" | "IDENTITY_TAKEN" | "LAST_ADMIN" | "LAST_SIGNIN_METHOD" | "OAUTH_FAILED" | "QUOTA_EXCEEDED" | "SIGNUP_CLOSED" | "TOTP_ALREADY_ON";
             message: string;
         };
         /** @description The signed-in account and the ways it can sign in. */
@@ -1628,7 +1628,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "UNAUTHENTICATED" | "REAUTHENTICATION_REQUIRED";
+            error: "REAUTHENTICATION_REQUIRED" | "SIGNIN_FAILED" | "UNAUTHENTICATED";
             message: string;
         };
         /** @description Who is signed in, and the session making the request. */
@@ -1650,7 +1650,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "INTERNAL";
+            error: "INTERNAL" | "SIGNIN_FAILED";
         };
         /** @description A 404 failure of a documented endpoint: the code alone (SPEC 7). */
         CodeOnlyError404: {
@@ -1658,7 +1658,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "USER_NOT_FOUND" | "NOT_FOUND";
+            error: "NOT_FOUND" | "USER_NOT_FOUND";
         };
         /** @description A 400 failure of a documented endpoint: the code alone (SPEC 7). */
         CodeOnlyError400: {
@@ -1666,7 +1666,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "VALIDATION_FAILED" | "INVALID_QUERY" | "INVALID_TOKEN" | "BAD_REQUEST";
+            error: "BAD_REQUEST" | "INVALID_QUERY" | "INVALID_TOKEN" | "SIGNIN_FAILED" | "VALIDATION_FAILED";
         };
         /** @description A 503 failure: a stable code and a message for people. */
         Error503: {
@@ -1683,7 +1683,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "INTERNAL";
+            error: "INTERNAL" | "SIGNIN_FAILED";
             message: string;
         };
         /** @description A 400 failure: a stable code and a message for people. */
@@ -1692,7 +1692,7 @@ export interface components {
              * @description What went wrong, as a stable code; routes list the codes they give.
              * @enum {string}
              */
-            error: "SIGNIN_FAILED" | "VALIDATION_FAILED" | "INVALID_QUERY" | "INVALID_TOKEN" | "BAD_REQUEST";
+            error: "BAD_REQUEST" | "INVALID_QUERY" | "INVALID_TOKEN" | "SIGNIN_FAILED" | "VALIDATION_FAILED";
             message: string;
         };
     };

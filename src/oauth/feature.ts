@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { ConfigError } from '../config.ts';
 import type { Feature } from '../features.ts';
+import { ConfigError } from '../kernel/settings.ts';
 import { createOAuth } from './migrations/2026-11-25-0015-oauth.ts';
 import { type Provider, reasonOf } from './providers.ts';
 import { oauthRoutes } from './routes.ts';

@@ -72,6 +72,9 @@ const REDACT = [
   'body.code',
   'recoveryCodes',
   'err.rawPacket',
+  // Config.environment: every setting, secrets included (it also shows nothing of itself in JSON).
+  'environment',
+  'config.environment',
 ];
 
 /** Builds the whole service for a configuration; the server and the tests share it. */

@@ -1,6 +1,6 @@
 // An operator's own mail texts (MAIL_TEMPLATES_DIR), read and checked once at start: a file that
 // does not parse, names a message Usher does not send, or uses an argument its message does not
-// have stops the start with one line naming it (config.ts turns TemplateError into a ConfigError).
+// have stops the start with one line naming it (settings.ts turns TemplateError into a ConfigError).
 //
 // The folder holds files named <message>.<locale>.<kind>, nothing else:
 // - <message>.<locale>.json: any of the message's texts, `subject`, `body` and (for a message with

@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
-import { ConfigError } from '../config.ts';
 import { type ExportsOf, feature } from '../feature.ts';
 import type { Kernel, KernelUnit } from '../kernel/composition.ts';
 import { AddressLimits } from '../kernel/limits.ts';
+import { ConfigError } from '../kernel/settings.ts';
 import type { MailExports } from '../mail/feature.ts';
 import type { SigninExports } from '../signin/feature.ts';
 import type { TotpUnit } from '../totp/feature.ts';

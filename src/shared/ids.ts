@@ -33,3 +33,10 @@ export function randomTextId(bytes: number): string {
     if (!id.startsWith('-')) return id;
   }
 }
+
+/**
+ * A sign-in provider's id: the OAUTH_X_ settings' X (oauth/settings.ts), the routes' `{provider}`
+ * and a linked identity's `provider` (users/routes.ts). Here, not in oauth/, because users/ shows
+ * it and oauth/ imports users/.
+ */
+export const PROVIDER_ID = /^[a-z0-9-]{1,32}$/;

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
-import { PROVIDER_ID, type UserLookup } from '../config.ts';
 import { BUILT_IN_LOCALES, LOCALE_MAX } from '../i18n/locale.ts';
 import { ReauthBody } from '../kernel/reauth.ts';
 import { PASSWORD_INPUT_MAX } from '../passwords/hasher.ts';
@@ -12,7 +11,7 @@ import { type Authenticator, currentSession } from '../sessions/guard.ts';
 import { SessionComponent, sessionBody } from '../sessions/schemas.ts';
 import { mapAwaitable } from '../shared/awaitable.ts';
 import { BODY_LIMITS } from '../shared/body-limits.ts';
-import { ID_PATTERN, requireId } from '../shared/ids.ts';
+import { ID_PATTERN, PROVIDER_ID, requireId } from '../shared/ids.ts';
 import { MAX_PAGE_DEPTH, type PageRequest, pageRequest } from '../shared/paging.ts';
 import {
   BODY_ERRORS,
@@ -26,6 +25,7 @@ import {
 import { toUser } from './repository.ts';
 import { EMAIL_MAX, NAME_MAX } from './rules.ts';
 import { type AccountIdentity, type UsersService, userNotFound } from './service.ts';
+import type { UserLookup } from './settings.ts';
 import { USER_DEEP_SORTS, USER_SORT_KEYS, type User, type UserSortKey } from './user.ts';
 
 const UserIdParams = Type.Object({

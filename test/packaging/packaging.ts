@@ -2,7 +2,7 @@
 // of the Dockerfile, and a server process started in a directory of the test's choosing (the
 // unit's working directory, the image's WORKDIR), which test/helpers/process.ts does not do.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../helpers/process.ts';
 
@@ -10,14 +10,20 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
 
 /**
- * Every setting src/config.ts reads: the names it passes to its readers ('PORT') and reads
- * directly (env.MAIL_OUTBOX). Read from the source, so a setting added there counts at once.
+ * Every setting Usher reads: the names src/config.ts (the core) and each feature's
+ * src/<feature>/settings.ts (its section) pass to their readers ('PORT') and read directly
+ * (env.WORKERS). Read from the source, so a setting added there counts at once.
  */
 export function configNames(): Set<string> {
-  const source = read('src/config.ts');
+  const src = new URL('../../src/', import.meta.url);
+  const sections = readdirSync(src)
+    .filter((name) => existsSync(new URL(`${name}/settings.ts`, src)))
+    .map((name) => `src/${name}/settings.ts`);
   const names = new Set<string>();
-  for (const [, name] of source.matchAll(/'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{4,})'/g)) names.add(name!);
-  for (const [, name] of source.matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)) names.add(name!);
+  for (const source of ['src/config.ts', ...sections].map(read)) {
+    for (const [, name] of source.matchAll(/'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{4,})'/g)) names.add(name!);
+    for (const [, name] of source.matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)) names.add(name!);
+  }
   return names;
 }
 

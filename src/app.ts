@@ -82,6 +82,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const features = options.features ?? FEATURES;
   // Two features declaring one error code stop the start; errors and route schemas read the table.
   serveErrorCodes(ErrorTable.of(featuresOf(features)));
+  // So are the features' own settings sections (a feature outside the built-in set reads its own).
+  features.settings(config.environment);
   // Before anything is opened: a page text group declared twice stops the start here.
   const pageTexts = composePageTexts(featuresOf(features));
   const app: App = Fastify({
@@ -158,6 +160,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     registry,
     log: app.log,
     sealingKey: keySource(config.encryptionKey, config.databaseUrl),
+    environment: config.environment,
   }) as Record<string, unknown> & Built;
   const metrics = createMetrics(registry, database);
   await app.register(errorsPlugin);

@@ -42,7 +42,8 @@ export interface Feature<
   Own extends object = object,
   U extends object = object,
   O = unknown,
-> extends Module<Config, N, Needs, E, Own, U, O> {
+  S = unknown,
+> extends Module<Config, N, Needs, E, Own, U, O, S> {
   /**
    * The migrations the feature adds (kept in its folder, frozen once landed), by date-prefixed
    * name; its tables join db/schema.ts's `Tables` by module augmentation, in the feature's folder.
@@ -63,13 +64,13 @@ export interface Feature<
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a feature of any shape, as the app goes over them.
-export type AnyFeature = Feature<string, any, any, any, any, any>;
+export type AnyFeature = Feature<string, any, any, any, any, any, any>;
 
 /** What a feature exports to the features built after it (what its `build` returns). */
 // biome-ignore lint/suspicious/noExplicitAny: matches a feature of any shape.
-export type ExportsOf<F> = F extends Feature<any, any, infer E, any, any, any> ? E : never;
+export type ExportsOf<F> = F extends Feature<any, any, infer E, any, any, any, any> ? E : never;
 
 /** Declares a feature, its types inferred from its `build` (the second parameter: what it needs). */
-export const feature = <N extends string, Needs, E, Own extends object, U extends object, O>(
-  f: Feature<N, Needs, E, Own, U, O>,
+export const feature = <N extends string, Needs, E, Own extends object, U extends object, O, S>(
+  f: Feature<N, Needs, E, Own, U, O, S>,
 ) => f;

@@ -99,6 +99,7 @@ export function compose<C extends Features = typeof FEATURES>(
     log: options.log ?? SILENT,
     // TOTP secrets, client secrets and the provider's keys are sealed under one key.
     sealingKey: keySource(config.encryptionKey, config.databaseUrl),
+    environment: config.environment,
   }) as ReturnType<C['build']>;
 }
 

@@ -14,6 +14,7 @@ import { AUTOCOMMIT, type CommitHooks, type InTransaction, inTransaction } from 
 import { Signal } from '../shared/signal.ts';
 import { Journal, type JournalSink } from './journal.ts';
 import { LimitEventsRepository } from './limits-repository.ts';
+import type { Env } from './settings.ts';
 
 export type Clock = () => number;
 
@@ -49,6 +50,11 @@ export interface Platform<Config> {
    * secrets: kernel/sealing.ts), one for every feature; undefined where none is set.
    */
   readonly sealingKey: () => Buffer | undefined;
+  /**
+   * The environment as config.ts was given it, for the sections of features outside the built-in
+   * set (their `settings`); config.ts stays the only reader of process.env.
+   */
+  readonly environment: Env;
 }
 
 /** The part of a logger the features use. */
@@ -60,7 +66,9 @@ export interface Logger {
 }
 
 /** What `build` is given: the platform, the unit of work, and the feature's own metrics and signal. */
-export interface Kernel<Config, Unit, Observers> extends Platform<Config> {
+export interface Kernel<Config, Unit, Observers, Settings = unknown> extends Platform<Config> {
+  /** The feature's own settings section, as its `settings` read and checked it. */
+  readonly settings: Settings;
   readonly postgres: boolean;
   /** The unit of work's repositories outside a transaction: each statement commits on its own. */
   readonly repositories: Unit & KernelUnit;
@@ -88,8 +96,14 @@ export interface Module<
   Own extends object = object,
   Unit extends object = object,
   Observers = unknown,
+  Settings = unknown,
 > {
   readonly name: Name;
+  /**
+   * Reads and checks the feature's settings section from the environment (kernel/settings.ts's
+   * readers): every feature's is read before any is built, so a wrong setting stops the start.
+   */
+  settings?(env: Env): Settings;
   /** The repositories the feature adds to every unit of work, bound to its transaction. */
   repositories?(db: Kysely<Tables>, binding: Binding): Own;
   /** The journal's sink the feature writes (audit, webhooks), given the feature's signal. */
@@ -97,11 +111,11 @@ export interface Module<
   /** Registers the feature's metric families; `built` gives its exports, for what a gauge reads at a scrape. */
   metrics?(registry: Registry, built: () => Exports): Observers;
   /** Builds the feature's services. */
-  build?(kernel: Kernel<Config, Unit, Observers>, needs: Needs): Exports;
+  build?(kernel: Kernel<Config, Unit, Observers, Settings>, needs: Needs): Exports;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a list of modules of every shape.
-export type AnyModule<Config> = Module<Config, string, any, any, any, any, any>;
+export type AnyModule<Config> = Module<Config, string, any, any, any, any, any, any>;
 
 /** What `with` needs as a second argument when the order is wrong: nothing when it is right. */
 type Ordered<Built, Needs> = [Built] extends [Needs]
@@ -132,8 +146,8 @@ export class Composition<
   }
 
   /** The composition with `module` built after the ones before it. */
-  with<N extends string, Needs, E, Own extends object, U extends object, O>(
-    module: Module<Config, N, Needs, E, Own, U, O>,
+  with<N extends string, Needs, E, Own extends object, U extends object, O, S>(
+    module: Module<Config, N, Needs, E, Own, U, O, S>,
     ..._order: Ordered<Built, Needs>
   ): Composition<Config, Built & { readonly [K in N]: E }, Unit & Own, Required & U> {
     if (this.modules.some((m) => m.name === module.name))
@@ -141,9 +155,15 @@ export class Composition<
     return new Composition([...this.modules, module as AnyModule<Config>]);
   }
 
+  /** Every feature's settings section, read and checked (the first wrong setting throws its ConfigError). */
+  settings(environment: Env): Map<string, unknown> {
+    return new Map(this.modules.map((m) => [m.name, m.settings?.(environment)]));
+  }
+
   /** Builds every feature in order; the result holds each one's exports under its name. */
   build(platform: Platform<Config>, ..._complete: Complete<Unit & KernelUnit, Required>): Built {
     const { database, now, config } = platform;
+    const sections = this.settings(platform.environment);
     const postgres = database.dialect === 'postgres';
     const signals = new Map(this.modules.map((m) => [m.name, new Signal()]));
     const sinks = this.modules.flatMap((m) => (m.sink ? [m.sink(config, signals.get(m.name)!)] : []));
@@ -182,6 +202,7 @@ export class Composition<
           postgres,
           repositories,
           transaction,
+          settings: sections.get(m.name),
           observe: observers.get(m.name) ?? {},
           due: signals.get(m.name)!,
           onAccountEvent: (listener) => void listeners.push(listener),
@@ -195,7 +216,7 @@ export class Composition<
 
 /** Declares a feature's module with its types inferred from `build`'s parameters. */
 export function module<Config>() {
-  return <N extends string, Needs, E, Own extends object, U extends object, O>(
-    m: Module<Config, N, Needs, E, Own, U, O>,
+  return <N extends string, Needs, E, Own extends object, U extends object, O, S>(
+    m: Module<Config, N, Needs, E, Own, U, O, S>,
   ) => m;
 }

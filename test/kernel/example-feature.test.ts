@@ -19,8 +19,10 @@ const WITH_EXAMPLE = FEATURES.with(exampleFeature);
 describeEachStore('A feature with state, added by one line (the example feature)', (store) => {
   const apps = {} as Record<Profile, TestApp>;
   before(async () => {
-    apps.a = await startApp(store, 'a', {}, { features: WITH_EXAMPLE });
-    apps.b = await startApp(store, 'b', {}, { features: WITH_EXAMPLE });
+    // Its setting, as an operator sets it.
+    const environment = { EXAMPLE_NOTE_MAX_LENGTH: '20' };
+    apps.a = await startApp(store, 'a', { environment }, { features: WITH_EXAMPLE });
+    apps.b = await startApp(store, 'b', { environment }, { features: WITH_EXAMPLE });
   });
   after(async () => {
     await apps.a.close();
@@ -70,6 +72,9 @@ describeEachStore('A feature with state, added by one line (the example feature)
       const doc = (await t.get('/openapi.json')).json() as { paths: Record<string, unknown> };
       assert.ok(doc.paths['/api/example/notes'], 'the example route is documented');
       const token = await signIn(t, await register(t));
+      const long = await asUser(t, token).post('/api/example/notes', { text: 'x'.repeat(21) });
+      assert.equal(long.statusCode, 400, 'EXAMPLE_NOTE_MAX_LENGTH=20 refuses 21 characters');
+      assert.match(long.body, /at most 20 characters/);
       const bad = await asUser(t, token).post('/api/example/notes', { text: 5 });
       assert.equal(bad.statusCode, 400);
       assert.equal(
@@ -78,6 +83,18 @@ describeEachStore('A feature with state, added by one line (the example feature)
       );
     });
   }
+});
+
+test('ISSUE 41: a wrong value of its setting stops the start, naming it', async () => {
+  await assert.rejects(
+    startApp(
+      { kind: 'sqlite', url: 'sqlite::memory:' },
+      'b',
+      { environment: { EXAMPLE_NOTE_MAX_LENGTH: 'many' } },
+      { features: WITH_EXAMPLE },
+    ),
+    /^ConfigError: EXAMPLE_NOTE_MAX_LENGTH: "many" is not accepted; expected an integer from 1 to 10000$/,
+  );
 });
 
 test('ISSUE 41: the example feature imports nothing private of another feature', () => {

@@ -9,18 +9,20 @@ import { createExampleNotes } from './migration.ts';
 import { NotesRepository } from './repository.ts';
 import { notesRoutes } from './routes.ts';
 import { NotesService, type NotesUnit } from './service.ts';
+import { type ExampleSettings, exampleSettings } from './settings.ts';
 
 export const exampleFeature = feature({
   name: 'example',
   migrations: { '2026-12-07-9000-example-notes': createExampleNotes },
+  settings: exampleSettings,
   repositories: (db): NotesUnit => ({ notes: new NotesRepository(db) }),
   metrics: (registry) => notesMetrics(registry),
-  build(kernel: Kernel<Config, NotesUnit & KernelUnit, NotesObservers>, _needs: unknown) {
+  build(kernel: Kernel<Config, NotesUnit & KernelUnit, NotesObservers, ExampleSettings>, _needs: unknown) {
     return {
       notes: new NotesService({
         notes: kernel.repositories.notes,
         transaction: kernel.transaction,
-        policy: { maxLength: 200 },
+        policy: kernel.settings,
         observe: kernel.observe,
         now: kernel.now,
       }),

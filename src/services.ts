@@ -164,7 +164,10 @@ export function createServices(config: Config, database: Database, options: Serv
   ];
   const journalDeps = { now, sinks, onEvent: options.observers?.accountEvent };
   const repositories = (db: Kysely<Tables>, commit: CommitHooks = AUTOCOMMIT) => ({
-    users: new UsersRepository(db, { rowLocks }),
+    users: new UsersRepository(db, {
+      rowLocks,
+      devices: (on) => new SigninDevicesRepository(on, { rowLocks }),
+    }),
     // Read by EmailProven alone (users/email-proven.ts, decision 343).
     emailProofs: new EmailProofsRepository(db),
     passwords: new PasswordCredentialsRepository(db, { rowLocks }),
@@ -177,13 +180,14 @@ export function createServices(config: Config, database: Database, options: Serv
     mailSignins: new MailSigninsRepository(db, { rowLocks }),
     totp: new TotpRepository(db, { rowLocks }),
     attempts: new SigninAttemptsRepository(db),
+    devices: new SigninDevicesRepository(db, { rowLocks }),
     signins: new GrantRepository(db, { postgres, sinks }),
     signers: new SignerRepository(db),
     limits: new LimitEventsRepository(db),
     tickets: new SigninTicketsRepository(db),
-    identities: new IdentitiesRepository(db, { rowLocks }),
+    identities: new IdentitiesRepository(db),
     appAccess: new OidcModelsRepository(db),
-    passkeys: new PasskeysRepository(db),
+    passkeys: new PasskeysRepository(db, { rowLocks }),
     admin: new AdminRepository(db, { postgres }),
     audit: new AuditRepository(db),
     journal: new Journal(db, commit, journalDeps),
@@ -232,7 +236,7 @@ export function createServices(config: Config, database: Database, options: Serv
   const sessions = new SessionService({ sessions: repos.sessions, policy: config.session, now, transaction });
   const throttle = new SigninThrottle({
     attempts: repos.attempts,
-    devices: new SigninDevicesRepository(database.db),
+    devices: new SigninDevicesRepository(database.db, { rowLocks }),
     policy: config.throttle,
     now,
   });
@@ -325,7 +329,7 @@ export function createServices(config: Config, database: Database, options: Serv
     users: repos.users,
     core,
     transaction: inTransaction(database.db, (db, commit) => ({
-      passkeys: new PasskeysRepository(db),
+      passkeys: new PasskeysRepository(db, { rowLocks }),
       tokens: new AccountTokensRepository(db),
       outbox: new OutboxRepository(db, { rowLocks }),
       journal: new Journal(db, commit, journalDeps),
@@ -387,6 +391,7 @@ export function createServices(config: Config, database: Database, options: Serv
     now,
     admin: new AdminService({
       admin: repos.admin,
+      users: repos.users,
       transaction,
       sessions,
       passkeys: passkeysRepository,

@@ -75,7 +75,7 @@ function listFiles(root: string, dir = root): string[] {
  * Node's type stripping, without the ExperimentalWarning it emits on first use: the check's
  * output is read in every `npm test`.
  */
-function strip(source: string): string {
+export function strip(source: string): string {
   const emit = process.emitWarning;
   process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
     const type = typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type;
@@ -94,6 +94,8 @@ interface Token {
   text: string;
   /** A string's value, or a template's when it has no substitution. */
   value?: string;
+  /** A template's text up to its first substitution, or from the `}` ending one up to the next or its end. */
+  part?: string;
   line: number;
 }
 
@@ -176,7 +178,13 @@ export function tokenize(code: string): Token[] {
       i = k + 1;
     } else if (c === '`') {
       const part = templatePart(i + 1);
-      tokens.push({ kind: 'template', text: '`', value: part.closed ? part.text : undefined, line });
+      tokens.push({
+        kind: 'template',
+        text: '`',
+        value: part.closed ? part.text : undefined,
+        part: part.text,
+        line,
+      });
       countLines(start, part.end);
       i = part.end;
       if (!part.closed) templates.push(0);
@@ -187,7 +195,7 @@ export function tokenize(code: string): Token[] {
       i = part.end;
       if (!part.closed) templates.push(0);
       // The whole template reads as one value to what follows it.
-      tokens.push({ kind: 'template', text: '`', line });
+      tokens.push({ kind: 'template', text: '`', part: part.text, line });
     } else if (c === '/' && regexAllowed()) {
       let k = i + 1;
       let inClass = false;

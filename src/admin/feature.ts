@@ -32,6 +32,7 @@ export const adminFeature = feature({
     return {
       admin: new AdminService({
         admin: kernel.repositories.admin,
+        users: kernel.repositories.users,
         transaction: kernel.transaction,
         sessions: needs.sessions.sessions,
         passkeys: kernel.repositories.passkeys,

@@ -1,8 +1,12 @@
-// The admin's reads and writes of accounts: search by any part of an email or name (indexed on
-// both stores: admin/ migration 0019), the admin's view of one account, roles, and disabling.
+// The admin's search of accounts by any part of an email or name, indexed on both stores by
+// admin/ migration 0019 (pg_trgm on users' folded keys; SQLite's FTS5 users_search, joined to
+// users by rowid). The one place outside users/ that reads the users table, named as an exception
+// in docs/tables.md: its statements are written for the indexes this feature made. Every other
+// read and write of an account is users/'s (UsersRepository).
 import { type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import type { AccountRole, Tables } from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
+import type { AccountRecord } from '../users/repository.ts';
 import { emailKey, nameKey, parseRoles } from '../users/user.ts';
 
 export const ADMIN_SORT_KEYS = ['id', 'email', 'name', 'createdAt', 'lastSignInAt'] as const;
@@ -25,21 +29,9 @@ export interface UserFilters {
 }
 
 /** An account as support staff see it. */
-export interface AdminUserRecord {
-  id: bigint;
-  email: string;
-  name: string;
-  role: AccountRole;
-  roles: string[];
-  createdAt: Date;
-  emailVerified: boolean;
-  disabledAt: Date | null;
-  disabledReason: string | null;
-  lastSignInAt: Date | null;
-  /** The account's language (BCP 47), for the mail staff send it. */
-  locale: string;
-}
+export type AdminUserRecord = AccountRecord;
 
+/** users/repository.ts's ACCOUNT_COLUMNS, read by the search in its own statements. */
 const ADMIN_COLUMNS = [
   'id',
   'email',
@@ -68,6 +60,7 @@ interface AdminRow {
   locale: string;
 }
 
+/** users/repository.ts's toAccountRecord. */
 function toRecord(row: AdminRow): AdminUserRecord {
   return {
     id: row.id,
@@ -234,72 +227,5 @@ export class AdminRepository {
       return rows.map(toRecord);
     }
     return this.#ordered(this.#filtered(filters), paging);
-  }
-
-  async find(id: bigint): Promise<AdminUserRecord | undefined> {
-    const row = await this.#db
-      .selectFrom('users')
-      .select(ADMIN_COLUMNS)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row && toRecord(row);
-  }
-
-  async setRole(id: bigint, role: AccountRole, now: Date): Promise<void> {
-    await this.#db
-      .updateTable('users')
-      .set({ role, updated_at: now.toISOString() })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  async setRoles(id: bigint, roles: readonly string[], now: Date): Promise<void> {
-    await this.#db
-      .updateTable('users')
-      .set({ roles: JSON.stringify(roles), updated_at: now.toISOString() })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  async setName(id: bigint, name: string, now: Date): Promise<void> {
-    await this.#db
-      .updateTable('users')
-      .set({ name, updated_at: now.toISOString() })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  /**
-   * The email counts as not verified. Marking it verified proves it, which only EmailProven does
-   * (users/email-proven.ts, decision 343).
-   */
-  async unverifyEmail(id: bigint, now: Date): Promise<void> {
-    const at = now.toISOString();
-    await this.#db
-      .updateTable('users')
-      .set({ email_verified_at: null, updated_at: at })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  /** Disables the account with this reason (since the first time, if it already was). */
-  async disable(id: bigint, reason: string | null, now: Date): Promise<void> {
-    await this.#db
-      .updateTable('users')
-      .set({
-        disabled_at: sql<string>`coalesce(disabled_at, ${now.toISOString()})`,
-        disabled_reason: reason,
-        updated_at: now.toISOString(),
-      })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  async enable(id: bigint, now: Date): Promise<void> {
-    await this.#db
-      .updateTable('users')
-      .set({ disabled_at: null, disabled_reason: null, updated_at: now.toISOString() })
-      .where('id', '=', id)
-      .execute();
   }
 }

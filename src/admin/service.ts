@@ -34,7 +34,6 @@ export interface AdminUserDetail extends AdminUserRecord {
 }
 
 export interface AdminRepositories extends AccountMailRepositories, EmailProvenRepositories {
-  admin: AdminRepository;
   journal: Journal;
   users: UsersRepository;
   sessions: SessionsRepository;
@@ -82,6 +81,7 @@ const actorOf = (acting: Acting): Actor => ({
 
 export class AdminService {
   readonly #admin: AdminRepository;
+  readonly #users: Pick<UsersRepository, 'findAccount'>;
   readonly #transaction: InTransaction<AdminRepositories>;
   readonly #sessions: SessionService;
   readonly #passkeys: PasskeysRepository;
@@ -93,6 +93,8 @@ export class AdminService {
 
   constructor(deps: {
     admin: AdminRepository;
+    /** The accounts, read outside a change's transaction. */
+    users: Pick<UsersRepository, 'findAccount'>;
     transaction: InTransaction<AdminRepositories>;
     sessions: SessionService;
     passkeys: PasskeysRepository;
@@ -103,6 +105,7 @@ export class AdminService {
     now: () => number;
   }) {
     this.#admin = deps.admin;
+    this.#users = deps.users;
     this.#transaction = deps.transaction;
     this.#sessions = deps.sessions;
     this.#passkeys = deps.passkeys;
@@ -148,7 +151,7 @@ export class AdminService {
   }
 
   async #detail(viewer: ActiveSession, id: bigint): Promise<AdminUserDetail> {
-    const record = await this.#admin.find(id);
+    const record = await this.#users.findAccount(id);
     if (!record) throw notFound();
     const [password, totp, passkeys, identities, sessions] = await Promise.all([
       this.#methods.hasPassword(id),
@@ -175,7 +178,7 @@ export class AdminService {
   ): Promise<{ mailed: boolean }> {
     let mailed = false;
     await this.#transaction(async (repos) => {
-      const current = await repos.admin.find(id);
+      const current = await repos.users.findAccount(id);
       if (!current) throw notFound();
       const details = await change(repos, current);
       mailed = details?.mailed === true;
@@ -198,12 +201,12 @@ export class AdminService {
         // On the admins as locked now: the role read above may be stale.
         if (input.role !== 'admin') await keepAnAdmin(repos.users, id);
         if (input.role !== current.role) {
-          await repos.admin.setRole(id, input.role, now);
+          await repos.users.setRole(id, input.role, now);
           changed.push('role');
         }
       }
       if (roles !== undefined) {
-        await repos.admin.setRoles(id, roles, now);
+        await repos.users.setRoles(id, roles, now);
         if ([...roles].sort().join(' ') !== [...current.roles].sort().join(' ')) changed.push('roles');
       }
       // Against the key stored: an account migration 0028 kept apart keeps its own address as it is.
@@ -216,7 +219,7 @@ export class AdminService {
       const emailWrites = saved !== undefined && saved.email !== current.email;
       if (name !== undefined && name !== current.name) {
         // With a new email, the name is written by the email's update below.
-        if (!emailWrites) await repos.admin.setName(id, name, now);
+        if (!emailWrites) await repos.users.setName(id, name, now);
         changed.push('name');
       }
       const newEmail = saved?.emailKey !== undefined;
@@ -258,7 +261,7 @@ export class AdminService {
       // Compared with the state after a new email (unverified by then): only real changes are told.
       const read = await repos.users.findById(id);
       const verifiedBefore = read?.emailVerified ?? current.emailVerified;
-      if (input.emailVerified === false) await repos.admin.unverifyEmail(id, now);
+      if (input.emailVerified === false) await repos.users.unverifyEmail(id, now);
       if (input.emailVerified !== undefined && input.emailVerified !== verifiedBefore)
         changed.push('emailVerified');
       // A verified mark is set by the proof below, after this change's other records as it always
@@ -304,7 +307,7 @@ export class AdminService {
   async disable(acting: Acting, id: bigint, reason: string | undefined): Promise<AdminUserDetail> {
     await this.#change(acting, id, 'admin.user.disabled', async (repos) => {
       await keepAnAdmin(repos.users, id);
-      await repos.admin.disable(id, reason ?? null, new Date(this.#now()));
+      await repos.users.disable(id, reason ?? null, new Date(this.#now()));
       const ended = await repos.sessions.deleteForUser(id);
       await repos.appAccess.revokeAccount(id);
       await repos.journal.notify({ type: 'user.disabled', userId: id, data: { reason: reason ?? null } });
@@ -316,7 +319,7 @@ export class AdminService {
 
   async enable(acting: Acting, id: bigint): Promise<AdminUserDetail> {
     await this.#change(acting, id, 'admin.user.enabled', async (repos) => {
-      await repos.admin.enable(id, new Date(this.#now()));
+      await repos.users.enable(id, new Date(this.#now()));
       // A sign-in that raced the disabling may have left a session (refused while disabled): it
       // is not revived, nor anything an app got meanwhile.
       await repos.sessions.deleteForUser(id);
@@ -410,7 +413,7 @@ export class AdminService {
         if (error instanceof EmailTakenError) throw emailTaken();
         throw error;
       }
-      if (roles.length > 0) await repos.admin.setRoles(created.id, roles, new Date(this.#now()));
+      if (roles.length > 0) await repos.users.setRoles(created.id, roles, new Date(this.#now()));
       await this.#accountMail.invitation(repos, created, INVITATION_TTL_MS);
       await this.#record(repos, acting, 'admin.user.invited', created.id, { roles });
       await repos.journal.notify({

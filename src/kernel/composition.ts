@@ -33,6 +33,11 @@ export interface Binding {
   readonly postgres: boolean;
   /** The journal's sinks in the order they write (the sign-in grant folds them into its statement). */
   readonly sinks: readonly JournalSink[];
+  /**
+   * The whole unit of work these repositories are part of, once every feature added its own: for
+   * a repository whose writes carry another feature's along (read when used, not when bound).
+   */
+  readonly unit: () => object;
 }
 
 /** What the app (or the CLI, or a test) gives every composition besides the configuration. */
@@ -177,11 +182,11 @@ export class Composition<
     };
     const owners = this.modules.filter((m) => m.repositories);
     const bind = (db: Kysely<Tables>, commit: CommitHooks) => {
-      const binding: Binding = { commit, postgres, sinks };
       const unit: Record<string, unknown> = {
         journal: new Journal(db, commit, journalDeps),
         limits: new LimitEventsRepository(db),
       };
+      const binding: Binding = { commit, postgres, sinks, unit: () => unit };
       for (const m of owners) Object.assign(unit, m.repositories!(db, binding));
       return unit;
     };

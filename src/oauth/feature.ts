@@ -29,7 +29,7 @@ export const oauthFeature = feature({
   errors: OAUTH_ERRORS,
   migrations: { '2026-11-25-0015-oauth': createOAuth },
   repositories: (db, { postgres }): IdentitiesUnit => ({
-    identities: new IdentitiesRepository(db, { rowLocks: postgres }),
+    identities: new IdentitiesRepository(db),
   }),
   build(
     kernel: Kernel<Config, OAuthRepositories & IdentitiesUnit & TotpUnit & KernelUnit, unknown>,

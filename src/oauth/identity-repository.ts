@@ -27,21 +27,12 @@ export class IdentityTakenError extends Error {
   }
 }
 
-/** How many ways an account has to sign in besides one identity (LAST_SIGNIN_METHOD's count). */
-export interface OtherMethods {
-  password: boolean;
-  passkeys: number;
-  identities: number;
-}
-
 const COLUMNS = ['id', 'user_id', 'provider', 'email', 'created_at', 'proven'] as const;
 
 export class IdentitiesRepository {
   readonly #db: Kysely<Tables>;
-  readonly #rowLocks: boolean;
-  constructor(db: Kysely<Tables>, options: { rowLocks: boolean }) {
+  constructor(db: Kysely<Tables>) {
     this.#db = db;
-    this.#rowLocks = options.rowLocks;
   }
 
   async find(key: IdentityKey): Promise<Identity | undefined> {
@@ -103,43 +94,19 @@ export class IdentitiesRepository {
   }
 
   /**
-   * The account's other ways in, read under locks held until the transaction ends (PostgreSQL):
-   * the account's row (so two unlinks run one after the other) and its password and passkey rows
-   * (so a passkey removed at the same moment is either counted gone or waits for this commit).
+   * How many of the account's identities but `exceptId` can sign in: those of `providers`, the
+   * ones configured now (an identity of a provider no longer configured cannot).
    */
-  async otherMethods(
-    userId: bigint,
-    exceptId: string,
-    /** The providers configured now: an identity of one no longer configured cannot sign in. */
-    providers: readonly string[],
-  ): Promise<OtherMethods | undefined> {
-    let owner = this.#db.selectFrom('users').select('id').where('id', '=', userId);
-    if (this.#rowLocks) owner = owner.forUpdate();
-    if (!(await owner.executeTakeFirst())) return undefined;
-    let password = this.#db
-      .selectFrom('password_credentials')
-      .select('user_id')
-      .where('user_id', '=', userId);
-    let passkeys = this.#db.selectFrom('passkeys').select('id').where('user_id', '=', userId);
-    if (this.#rowLocks) {
-      password = password.forShare();
-      passkeys = passkeys.forShare();
-    }
-    const others =
-      providers.length === 0
-        ? { n: 0 }
-        : await this.#db
-            .selectFrom('identities')
-            .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
-            .where('user_id', '=', userId)
-            .where('id', '<>', exceptId)
-            .where('provider', 'in', providers)
-            .executeTakeFirstOrThrow();
-    return {
-      password: (await password.execute()).length > 0,
-      passkeys: (await passkeys.execute()).length,
-      identities: Number(others.n),
-    };
+  async countOthers(userId: bigint, exceptId: string, providers: readonly string[]): Promise<number> {
+    if (providers.length === 0) return 0;
+    const row = await this.#db
+      .selectFrom('identities')
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+      .where('user_id', '=', userId)
+      .where('id', '<>', exceptId)
+      .where('provider', 'in', providers)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   /** Unlinks one of the user's identities; undefined when the user has none with that id. */

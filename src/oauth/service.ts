@@ -10,6 +10,8 @@ import type { Journal } from '../kernel/journal.ts';
 import { signedInRecently } from '../kernel/reauth.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
+import type { PasskeysRepository } from '../passkeys/repository.ts';
+import type { PasswordCredentialsRepository } from '../passwords/repository.ts';
 import type { SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
 import type { TotpFactor } from '../totp/repository.ts';
 import type { EmailProven, EmailProvenRepositories } from '../users/email-proven.ts';
@@ -65,7 +67,39 @@ export interface OAuthRepositories
     Pick<EmailProvenRepositories, 'emailProofs'> {
   users: UsersRepository;
   identities: IdentitiesRepository;
+  /** Whether the account has a password and passkeys, for an unlink (the account's other ways in). */
+  passwords: Pick<PasswordCredentialsRepository, 'existsHeld'>;
+  passkeys: Pick<PasskeysRepository, 'countHeld'>;
   journal: Journal;
+}
+
+/** How many ways an account has to sign in besides one identity (LAST_SIGNIN_METHOD's count). */
+export interface OtherMethods {
+  password: boolean;
+  passkeys: number;
+  identities: number;
+}
+
+/**
+ * The account's other ways in, read under locks held until the transaction ends (PostgreSQL): the
+ * account's row first (so two unlinks run one after the other), then its password and passkey
+ * rows (so a passkey removed at the same moment is either counted gone or waits for this commit).
+ * Undefined when there is no such account.
+ */
+async function otherMethods(
+  repos: Pick<OAuthRepositories, 'users' | 'identities' | 'passwords' | 'passkeys'>,
+  userId: bigint,
+  exceptId: string,
+  /** The providers configured now: an identity of one no longer configured cannot sign in. */
+  providers: readonly string[],
+): Promise<OtherMethods | undefined> {
+  if (!(await repos.users.lock(userId))) return undefined;
+  const identities = await repos.identities.countOthers(userId, exceptId, providers);
+  return {
+    password: await repos.passwords.existsHeld(userId),
+    passkeys: await repos.passkeys.countHeld(userId),
+    identities,
+  };
 }
 
 export interface OAuthServiceDeps {
@@ -427,7 +461,7 @@ export class OAuthService {
     const result = await this.#d
       .transaction(async (repos) => {
         const configured = this.#d.providers.list().map((p) => p.id);
-        const others = await repos.identities.otherMethods(user.id, id, configured);
+        const others = await otherMethods(repos, user.id, id, configured);
         if (!others) return 'not-found' as const;
         const removed = await repos.identities.delete(user.id, id);
         if (!removed) return 'not-found' as const;

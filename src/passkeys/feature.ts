@@ -15,7 +15,9 @@ export interface PasskeysUnit {
 
 export const passkeysFeature = feature({
   name: 'passkeys',
-  repositories: (db): PasskeysUnit => ({ passkeys: new PasskeysRepository(db) }),
+  repositories: (db, { postgres }): PasskeysUnit => ({
+    passkeys: new PasskeysRepository(db, { rowLocks: postgres }),
+  }),
   build(
     kernel: Kernel<Config, PasskeyTransactionRepositories & PasskeysUnit & UsersUnit & KernelUnit, unknown>,
     needs: { signin: SigninExports; mail: MailExports; users: UsersExports },

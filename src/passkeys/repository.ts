@@ -49,8 +49,11 @@ function parseTransports(text: string): string[] {
 
 export class PasskeysRepository {
   readonly #db: Kysely<Tables>;
-  constructor(db: Kysely<Tables>) {
+  readonly #rowLocks: boolean;
+  /** `rowLocks`: PostgreSQL's row locks for countHeld; SQLite's one writer at a time needs none. */
+  constructor(db: Kysely<Tables>, options: { rowLocks: boolean }) {
     this.#db = db;
+    this.#rowLocks = options.rowLocks;
   }
 
   async saveChallenge(
@@ -130,6 +133,15 @@ export class PasskeysRepository {
       .where('user_id', '=', userId)
       .executeTakeFirstOrThrow();
     return Number(row.passkeys);
+  }
+
+  /**
+   * How many passkeys the user has, each share-locked (PostgreSQL) until the transaction ends: a
+   * passkey removed at the same moment is either counted gone or waits for this commit.
+   */
+  async countHeld(userId: bigint): Promise<number> {
+    const query = this.#db.selectFrom('passkeys').select('id').where('user_id', '=', userId);
+    return (await (this.#rowLocks ? query.forShare() : query).execute()).length;
   }
 
   async list(userId: bigint, limit: number): Promise<PasskeyView[]> {

@@ -8,8 +8,9 @@ export interface PasswordCredentialsRepositoryOptions {
 
 /**
  * The password hashes, one row per account that has a password (password_credentials): the only
- * SQL that reads or writes them, apart from the sign-in's own statements (auth/signer-repository.ts, signin/grant-repository.ts).
- * Only the password service (passwords/service.ts) and sign-in use it.
+ * SQL that reads or writes them, apart from the sign-in's own statements (auth/signer-repository.ts,
+ * signin/grant-repository.ts: the exceptions docs/tables.md lists). The password service
+ * (passwords/service.ts), sign-in, and the features that ask whether an account has one use it.
  */
 export class PasswordCredentialsRepository {
   readonly #db: Kysely<Tables>;
@@ -37,6 +38,15 @@ export class PasswordCredentialsRepository {
       .where('user_id', '=', userId)
       .executeTakeFirst();
     return row !== undefined;
+  }
+
+  /**
+   * Whether the user has a password, its row share-locked (PostgreSQL) in a transaction until it
+   * ends: a removal at the same moment either committed before (false) or waits for this commit.
+   */
+  async existsHeld(userId: bigint): Promise<boolean> {
+    const query = this.#db.selectFrom('password_credentials').select('user_id').where('user_id', '=', userId);
+    return (await (this.#options.rowLocks ? query.forShare() : query).execute()).length > 0;
   }
 
   /**

@@ -19,6 +19,8 @@ export type { SigninObservers } from './metrics.ts';
 
 export interface ThrottleUnit {
   attempts: SigninAttemptsRepository;
+  /** The accounts' known devices, which follow an account's email key. */
+  devices: SigninDevicesRepository;
 }
 
 export interface SigninUnit {
@@ -33,12 +35,15 @@ export interface SigninUnit {
  */
 export const throttleFeature = feature({
   name: 'throttle',
-  repositories: (db): ThrottleUnit => ({ attempts: new SigninAttemptsRepository(db) }),
+  repositories: (db, { postgres }): ThrottleUnit => ({
+    attempts: new SigninAttemptsRepository(db),
+    devices: new SigninDevicesRepository(db, { rowLocks: postgres }),
+  }),
   build(kernel: Kernel<Config, ThrottleUnit & KernelUnit, unknown>, _needs: unknown) {
     return {
       throttle: new SigninThrottle({
         attempts: kernel.repositories.attempts,
-        devices: new SigninDevicesRepository(kernel.database.db),
+        devices: kernel.repositories.devices,
         policy: kernel.config.throttle,
         now: kernel.now,
       }),

@@ -230,7 +230,10 @@ async function grantInSteps(
     .execute();
   await new SigninAttemptsRepository(db).clear(forgive.accountDigest, forgive);
   if (remember)
-    await new SigninDevicesRepository(db).remember({ ...remember, accountDigest: forgive.accountDigest });
+    await new SigninDevicesRepository(db, { rowLocks: false }).remember({
+      ...remember,
+      accountDigest: forgive.accountDigest,
+    });
   const written: number[] = [];
   for (const sink of sinks) written.push(await sink.write(db, entry));
   return { granted: true, written };

@@ -109,47 +109,24 @@ export class TotpRepository {
   }
 
   /**
-   * The code-guessing state of `gate` (the account's, or a known device's), row-locked on
-   * PostgreSQL for the caller's transaction; undefined when it has none (no factor, no device).
+   * The account's code-guessing state, row-locked on PostgreSQL for the caller's transaction;
+   * undefined when it has no factor. A known device's is signin/'s (SigninDevicesRepository).
    */
-  async readGate(gate: CodeGate): Promise<GateState | undefined> {
-    if (gate.kind === 'account') {
-      let query = this.#db
-        .selectFrom('totp_factors')
-        .select(['failures', 'failures_at', 'locked_until'])
-        .where('user_id', '=', gate.userId);
-      if (this.#rowLocks) query = query.forUpdate();
-      const row = await query.executeTakeFirst();
-      return row && gateState(row.failures, row.failures_at, row.locked_until);
-    }
+  async readGate(userId: bigint): Promise<GateState | undefined> {
     let query = this.#db
-      .selectFrom('signin_devices')
-      .select(['code_failures', 'code_failures_at', 'codes_locked_until'])
-      .where('token_digest', '=', gate.tokenDigest)
-      .where('account_digest', '=', gate.accountDigest);
+      .selectFrom('totp_factors')
+      .select(['failures', 'failures_at', 'locked_until'])
+      .where('user_id', '=', userId);
     if (this.#rowLocks) query = query.forUpdate();
     const row = await query.executeTakeFirst();
-    return row && gateState(row.code_failures, row.code_failures_at, row.codes_locked_until);
+    return row && gateState(row.failures, row.failures_at, row.locked_until);
   }
 
-  async writeGate(gate: CodeGate, state: GateState): Promise<void> {
-    if (gate.kind === 'account') {
-      await this.#db
-        .updateTable('totp_factors')
-        .set({ failures: state.failures, failures_at: state.failuresAt, locked_until: state.lockedUntil })
-        .where('user_id', '=', gate.userId)
-        .execute();
-      return;
-    }
+  async writeGate(userId: bigint, state: GateState): Promise<void> {
     await this.#db
-      .updateTable('signin_devices')
-      .set({
-        code_failures: state.failures,
-        code_failures_at: state.failuresAt,
-        codes_locked_until: state.lockedUntil,
-      })
-      .where('token_digest', '=', gate.tokenDigest)
-      .where('account_digest', '=', gate.accountDigest)
+      .updateTable('totp_factors')
+      .set({ failures: state.failures, failures_at: state.failuresAt, locked_until: state.lockedUntil })
+      .where('user_id', '=', userId)
       .execute();
   }
 

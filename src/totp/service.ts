@@ -66,10 +66,30 @@ export function codeDelayMs(failures: number): number {
   return Math.min(MAX_CODE_DELAY_MS, FIRST_CODE_DELAY_MS * 2 ** Math.min(30, failures - FREE_CODE_FAILURES));
 }
 
+/** A known device's wrong codes, kept by signin/ with the device (SigninDevicesRepository). */
+export interface DeviceCodeGates {
+  readCodeFailures(tokenDigest: string, accountDigest: string): Promise<GateState | undefined>;
+  writeCodeFailures(tokenDigest: string, accountDigest: string, state: GateState): Promise<void>;
+}
+
 export interface TotpRepositories {
   totp: TotpRepository;
+  devices: DeviceCodeGates;
   outbox: OutboxRepository;
   journal: Journal;
+}
+
+/** The state of `gate`: the account's (its factor's row) or a known device's (its device row). */
+function readGate(repos: Pick<TotpRepositories, 'totp' | 'devices'>, gate: CodeGate) {
+  return gate.kind === 'account'
+    ? repos.totp.readGate(gate.userId)
+    : repos.devices.readCodeFailures(gate.tokenDigest, gate.accountDigest);
+}
+
+function writeGate(repos: Pick<TotpRepositories, 'totp' | 'devices'>, gate: CodeGate, state: GateState) {
+  return gate.kind === 'account'
+    ? repos.totp.writeGate(gate.userId, state)
+    : repos.devices.writeCodeFailures(gate.tokenDigest, gate.accountDigest, state);
 }
 
 /** What sign-in learned about the second factor of an account whose password was right. */
@@ -263,8 +283,8 @@ export class TotpService {
    * transaction). Refused while the gate's delay runs.
    */
   async claimCheck(gate: CodeGate): Promise<CodeCheckClaim> {
-    return this.#d.transaction(async ({ totp }) => {
-      const state = await totp.readGate(gate);
+    return this.#d.transaction(async (repos) => {
+      const state = await readGate(repos, gate);
       // The device or factor went meanwhile: the session's transaction decides.
       if (!state) return { ok: true, failures: 0 };
       const now = this.#d.now();
@@ -272,17 +292,21 @@ export class TotpService {
         return { ok: false, retryAfterMs: state.lockedUntil - now };
       const failures = countingFailures(state, now) + 1;
       const delay = codeDelayMs(failures);
-      await totp.writeGate(gate, { failures, failuresAt: now, lockedUntil: delay > 0 ? now + delay : null });
+      await writeGate(repos, gate, {
+        failures,
+        failuresAt: now,
+        lockedUntil: delay > 0 ? now + delay : null,
+      });
       return { ok: true, failures };
     });
   }
 
   /** A good code, in the transaction that spends it: the check it claimed is given back. */
   async checked(repos: TotpRepositories, gate: CodeGate): Promise<void> {
-    const state = await repos.totp.readGate(gate);
+    const state = await readGate(repos, gate);
     if (!state) return;
     const now = this.#d.now();
-    await repos.totp.writeGate(gate, {
+    await writeGate(repos, gate, {
       failures: Math.max(0, countingFailures(state, now) - 1),
       failuresAt: state.failuresAt,
       lockedUntil: null,

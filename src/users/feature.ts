@@ -7,7 +7,7 @@ import type { MailExports } from '../mail/feature.ts';
 import type { IdentitiesUnit } from '../oauth/feature.ts';
 import type { PasskeysUnit } from '../passkeys/feature.ts';
 import type { PasswordsExports } from '../passwords/feature.ts';
-import type { ThrottleExports } from '../signin/feature.ts';
+import type { ThrottleExports, ThrottleUnit } from '../signin/feature.ts';
 import type { TotpUnit } from '../totp/feature.ts';
 import { reportEmailKeyCollisions } from './collisions.ts';
 import { EmailProven } from './email-proven.ts';
@@ -35,8 +35,12 @@ export const usersFeature = feature({
     '2026-11-27-0022-user-locale': addUserLocale,
     '2026-12-07-0028-email-keys': normaliseEmailKeys,
   },
-  repositories: (db, { postgres }): UsersUnit => ({
-    users: new UsersRepository(db, { rowLocks: postgres }),
+  repositories: (db, { postgres, unit }): UsersUnit => ({
+    users: new UsersRepository(db, {
+      rowLocks: postgres,
+      // The known devices of the same transaction (signin/): they follow the account's email key.
+      devices: () => (unit() as ThrottleUnit).devices,
+    }),
     emailProofs: new EmailProofsRepository(db),
   }),
   build(

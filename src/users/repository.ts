@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { isUniqueViolation } from '../db/errors.ts';
 import { paged } from '../db/paging.ts';
 import { type NamedQuery, named, runPrepared, type Tuple } from '../db/prepared.ts';
@@ -35,6 +35,53 @@ export function toUser(row: UserRow): User {
     emailVerified: row.email_verified_at !== null,
     role: row.role,
     disabled: row.disabled_at !== null,
+    locale: row.locale,
+  };
+}
+
+/** An account as support staff see it (admin/): a User's fields and what only staff are shown. */
+export interface AccountRecord {
+  id: bigint;
+  email: string;
+  name: string;
+  role: AccountRole;
+  roles: string[];
+  createdAt: Date;
+  emailVerified: boolean;
+  disabledAt: Date | null;
+  disabledReason: string | null;
+  lastSignInAt: Date | null;
+  /** The account's language (BCP 47), for the mail staff send it. */
+  locale: string;
+}
+
+/** An AccountRecord's columns. */
+const ACCOUNT_COLUMNS = [
+  'id',
+  'email',
+  'name',
+  'role',
+  'roles',
+  'created_at',
+  'email_verified_at',
+  'disabled_at',
+  'disabled_reason',
+  'last_signin_at',
+  'locale',
+] as const;
+
+function toAccountRecord(row: Pick<Selectable<UsersTable>, (typeof ACCOUNT_COLUMNS)[number]>): AccountRecord {
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    roles: parseRoles(row.roles),
+    createdAt: row.created_at,
+    emailVerified: row.email_verified_at !== null,
+    disabledAt: row.disabled_at,
+    disabledReason: row.disabled_reason,
+    lastSignInAt: row.last_signin_at,
     locale: row.locale,
   };
 }
@@ -110,15 +157,27 @@ export interface ImportedUser extends NewUser {
   emailVerifiedAt?: Date | undefined;
 }
 
+/**
+ * An account's known devices (signin/device-repository.ts), which signin/ stores by the digest of
+ * the account's email key: they follow the key, in the transaction that gives or takes it.
+ */
+export interface AccountDevices {
+  forgetAccounts(accountDigests: readonly string[]): Promise<void>;
+  moveAccount(fromDigest: string, toDigest: string): Promise<void>;
+}
+
 export interface UsersRepositoryOptions {
   /** PostgreSQL: lock the rows a check reads until its transaction ends (SQLite's transactions lock the file). */
   rowLocks: boolean;
+  /** The known devices, on the same connection or transaction as the repository. */
+  devices: (db: Kysely<Tables>) => AccountDevices;
 }
 
 export class UsersRepository {
   readonly #db: Kysely<Tables>;
   readonly #options: UsersRepositoryOptions;
   readonly #credentials: PasswordCredentialsRepository;
+  #devices: AccountDevices | undefined;
   #byId: NamedQuery | undefined;
   constructor(db: Kysely<Tables>, options: UsersRepositoryOptions) {
     this.#db = db;
@@ -268,11 +327,7 @@ export class UsersRepository {
       .returning([...USER_COLUMNS, 'email_key'])
       .execute();
     const inserted = new Map(rows.map((row) => [row.email_key, toUser(row)]));
-    if (inserted.size > 0)
-      await this.#db
-        .deleteFrom('signin_devices')
-        .where('account_digest', 'in', [...inserted.keys()].map(accountDigest))
-        .execute();
+    await this.#knownDevices().forgetAccounts([...inserted.keys()].map(accountDigest));
     return inserted;
   }
 
@@ -289,16 +344,18 @@ export class UsersRepository {
    * the writes that give an address to an account or take it away, in their transaction.
    */
   async #forgetDevices(key: string): Promise<void> {
-    await this.#db.deleteFrom('signin_devices').where('account_digest', '=', accountDigest(key)).execute();
+    await this.#knownDevices().forgetAccounts([accountDigest(key)]);
   }
 
   async #moveDevices(from: string, to: string): Promise<void> {
     await this.#forgetDevices(to);
-    await this.#db
-      .updateTable('signin_devices')
-      .set({ account_digest: accountDigest(to) })
-      .where('account_digest', '=', accountDigest(from))
-      .execute();
+    await this.#knownDevices().moveAccount(accountDigest(from), accountDigest(to));
+  }
+
+  // Made when first needed: most repositories, built with every transaction, never change an email.
+  #knownDevices(): AccountDevices {
+    this.#devices ??= this.#options.devices(this.#db);
+    return this.#devices;
   }
 
   /**
@@ -349,10 +406,80 @@ export class UsersRepository {
     return row ? parseRoles(row.roles) : [];
   }
 
-  async setRole(id: bigint, role: AccountRole): Promise<void> {
+  async setRole(id: bigint, role: AccountRole, now: Date = new Date()): Promise<void> {
     await this.#db
       .updateTable('users')
-      .set({ role, updated_at: new Date().toISOString() })
+      .set({ role, updated_at: now.toISOString() })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /**
+   * Locks the account's row (PostgreSQL) until the transaction ends, so that changes decided on
+   * what the account has (its ways to sign in) are taken one after the other; false when there is
+   * no such account.
+   */
+  async lock(id: bigint): Promise<boolean> {
+    const query = this.#db.selectFrom('users').select('id').where('id', '=', id);
+    return (await (this.#options.rowLocks ? query.forUpdate() : query).executeTakeFirst()) !== undefined;
+  }
+
+  /** The account as support staff see it (admin/). */
+  async findAccount(id: bigint): Promise<AccountRecord | undefined> {
+    const row = await this.#db
+      .selectFrom('users')
+      .select(ACCOUNT_COLUMNS)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && toAccountRecord(row);
+  }
+
+  /** The application's own roles, carried in the tokens Usher issues. */
+  async setRoles(id: bigint, roles: readonly string[], now: Date): Promise<void> {
+    await this.#db
+      .updateTable('users')
+      .set({ roles: JSON.stringify(roles), updated_at: now.toISOString() })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async setName(id: bigint, name: string, now: Date): Promise<void> {
+    await this.#db
+      .updateTable('users')
+      .set({ name, updated_at: now.toISOString() })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /**
+   * The email counts as not verified. Marking it verified proves it, which only EmailProven does
+   * (users/email-proven.ts, decision 343).
+   */
+  async unverifyEmail(id: bigint, now: Date): Promise<void> {
+    await this.#db
+      .updateTable('users')
+      .set({ email_verified_at: null, updated_at: now.toISOString() })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Disables the account with this reason (since the first time, if it already was). */
+  async disable(id: bigint, reason: string | null, now: Date): Promise<void> {
+    await this.#db
+      .updateTable('users')
+      .set({
+        disabled_at: sql<string>`coalesce(disabled_at, ${now.toISOString()})`,
+        disabled_reason: reason,
+        updated_at: now.toISOString(),
+      })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async enable(id: bigint, now: Date): Promise<void> {
+    await this.#db
+      .updateTable('users')
+      .set({ disabled_at: null, disabled_reason: null, updated_at: now.toISOString() })
       .where('id', '=', id)
       .execute();
   }

@@ -5,15 +5,22 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import type { Kysely } from 'kysely';
 import { SignerRepository } from '../../src/auth/signer-repository.ts';
 import type { Database } from '../../src/db/database.ts';
 import { positionsOf, runPrepared, slotted } from '../../src/db/prepared.ts';
+import type { Tables } from '../../src/db/schema.ts';
 import { schemaMigrations } from '../../src/features.ts';
 import { SessionsRepository } from '../../src/sessions/repository.ts';
+import { SigninDevicesRepository } from '../../src/signin/device-repository.ts';
 import { UsersRepository } from '../../src/users/repository.ts';
 import { register, signIn, startApp, type TestApp } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/db.ts';
 import { describeEachStore, type Store } from '../helpers/stores.ts';
+
+/** The users repository as services.ts builds it. */
+const usersOn = (db: Kysely<Tables>, rowLocks: boolean) =>
+  new UsersRepository(db, { rowLocks, devices: (on) => new SigninDevicesRepository(on, { rowLocks }) });
 
 test('ISSUE 26: positionsOf names each select-list entry by what it comes back as, at its place in the list', () => {
   const at = positionsOf([
@@ -47,9 +54,7 @@ describeEachStore('Hot lookups: direct and through Kysely', (store: Store) => {
   });
 
   test('a user by id: the same record on the direct path and inside a transaction', async () => {
-    const direct = new UsersRepository(database.db, { rowLocks: store.kind === 'postgres' }).findById(
-      user.id,
-    );
+    const direct = usersOn(database.db, store.kind === 'postgres').findById(user.id);
     if (store.kind === 'sqlite') assert.equal(direct instanceof Promise, false, 'answered at once on SQLite');
     const found = await direct;
     assert.deepEqual(found, {
@@ -66,16 +71,9 @@ describeEachStore('Hot lookups: direct and through Kysely', (store: Store) => {
     assert.equal(found.createdAt.toISOString(), user.res.json().createdAt);
     const inTransaction = await database.db
       .transaction()
-      .execute(async (trx) =>
-        new UsersRepository(trx, { rowLocks: store.kind === 'postgres' }).findById(user.id),
-      );
+      .execute(async (trx) => usersOn(trx, store.kind === 'postgres').findById(user.id));
     assert.deepEqual(inTransaction, found);
-    assert.equal(
-      await new UsersRepository(database.db, { rowLocks: store.kind === 'postgres' }).findById(
-        user.id + 1000n,
-      ),
-      undefined,
-    );
+    assert.equal(await usersOn(database.db, store.kind === 'postgres').findById(user.id + 1000n), undefined);
   });
 
   test('a session by its token: the same record on the direct path and inside a transaction', async () => {
@@ -111,11 +109,11 @@ describeEachStore('Hot lookups: direct and through Kysely', (store: Store) => {
   test('on SQLite, a lookup while a transaction holds the connection waits for it and gives the same record', {
     skip: store.kind !== 'sqlite' && "PostgreSQL's pool has no single connection to hold",
   }, async () => {
-    const users = new UsersRepository(database.db, { rowLocks: false });
+    const users = usersOn(database.db, false);
     const before = await users.findById(user.id);
     let during: unknown;
     await database.db.transaction().execute(async (trx) => {
-      await new UsersRepository(trx, { rowLocks: false }).findById(user.id);
+      await usersOn(trx, false).findById(user.id);
       const lookup = users.findById(user.id);
       assert.equal(lookup instanceof Promise, true, 'the held connection sends the lookup through Kysely');
       during = lookup;

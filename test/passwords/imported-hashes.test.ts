@@ -13,6 +13,7 @@ import type { Config, Profile } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
 import { PasswordHasher } from '../../src/passwords/hasher.ts';
 import { HashOverloadedError } from '../../src/shared/errors.ts';
+import { SigninDevicesRepository } from '../../src/signin/device-repository.ts';
 import { UsersRepository } from '../../src/users/repository.ts';
 import { staff } from '../admin/support.ts';
 import { CHEAP_HASH, NO_THROTTLE, sessionToken, startApp, type TestApp } from '../helpers/app.ts';
@@ -216,7 +217,10 @@ describeEachStore('imported password hashes: verified, re-hashed, signed in agai
     // The password changed between the sign-in's verification and its re-hash.
     const changed = await new PasswordHasher(CHEAP_HASH).hash('changed meanwhile 1');
     await storeHash(address, changed);
-    const users = new UsersRepository(database.db, { rowLocks: store.kind === 'postgres' });
+    const users = new UsersRepository(database.db, {
+      rowLocks: store.kind === 'postgres',
+      devices: (db) => new SigninDevicesRepository(db, { rowLocks: store.kind === 'postgres' }),
+    });
     await users.replacePasswordHash(
       user.id,
       MARK + made.hash,

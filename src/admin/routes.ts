@@ -4,13 +4,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { LOCALE_MAX } from '../i18n/locale.ts';
 import { PasskeyComponent } from '../passkeys/routes.ts';
 import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
 import { currentSession } from '../sessions/guard.ts';
 import { SessionListItemComponent } from '../sessions/schemas.ts';
 import { AppError } from '../shared/errors.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
+import { LOCALE_MAX } from '../shared/locale.ts';
 import { MAX_PAGE_SIZE, pageRequest } from '../shared/paging.ts';
 import { bodyOptional, component, failures, Id, noContent, success, Timestamp } from '../shared/schemas.ts';
 import { checkStorableText } from '../shared/text.ts';

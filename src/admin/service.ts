@@ -3,7 +3,6 @@
 // The last admin who can sign in cannot be demoted, disabled or deleted, decided under a lock of
 // the admins' rows so that two admins removing each other at once leave one.
 
-import { userData } from '../audit/events.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { Journal } from '../kernel/journal.ts';
 import type { Actor } from '../kernel/scope.ts';
@@ -18,6 +17,7 @@ import { type PageRequest, refuseDeepPage } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
 import type { TotpRepository } from '../totp/repository.ts';
 import type { EmailProven, EmailProvenRepositories } from '../users/email-proven.ts';
+import { userData } from '../users/index.ts';
 import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
 import { checkEmail, checkLocale, checkName } from '../users/rules.ts';
 import { type AccountIdentity, type AccountMethodReaders, keepAnAdmin } from '../users/service.ts';

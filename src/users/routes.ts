@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import { PROVIDER_ID, type UserLookup } from '../config.ts';
-import { BUILT_IN_LOCALES, LOCALE_MAX } from '../i18n/locale.ts';
 import { ReauthBody } from '../kernel/reauth.ts';
 import { PASSWORD_INPUT_MAX } from '../passwords/hasher.ts';
 import { PASSWORD_MAX } from '../passwords/policy.ts';
@@ -13,6 +12,7 @@ import { SessionComponent, sessionBody } from '../sessions/schemas.ts';
 import { mapAwaitable } from '../shared/awaitable.ts';
 import { BODY_LIMITS } from '../shared/body-limits.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
+import { BUILT_IN_LOCALES, LOCALE_MAX } from '../shared/locale.ts';
 import { MAX_PAGE_DEPTH, type PageRequest, pageRequest } from '../shared/paging.ts';
 import {
   BODY_ERRORS,

@@ -1,4 +1,3 @@
-import { userData } from '../audit/events.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountEvent, Journal } from '../kernel/journal.ts';
 import type { EmailChangeLimits, RegistrationLimits } from '../kernel/limits.ts';
@@ -21,6 +20,7 @@ import { AppError } from '../shared/errors.ts';
 import { type PageRequest, readPage } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
 import type { EmailProven, EmailProvenRepositories } from './email-proven.ts';
+import { userData } from './events.ts';
 import type { CheckedImport, ImportAccount, ImportResult } from './imports.ts';
 import {
   type EmailKeyCollision,

@@ -5,7 +5,6 @@
 // plural forms and dates as each language writes them, through the real message formatter.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { acceptedLocales, bestLocale, canonicalLocale, preferredLocale } from '../../src/i18n/locale.ts';
 import {
   argumentsOf,
   COMMON_PARTS,
@@ -17,6 +16,7 @@ import {
 } from '../../src/mail/catalog.ts';
 import { BUILT_IN_CATALOGS, MailTemplates } from '../../src/mail/templates.ts';
 import { LocalizedPage, PAGE_TEXTS } from '../../src/pages/i18n.ts';
+import { acceptedLocales, bestLocale, canonicalLocale, preferredLocale } from '../../src/shared/locale.ts';
 import { checkLocale } from '../../src/users/rules.ts';
 
 const LANGUAGES = ['en', 'de', 'fr', 'es'] as const;

@@ -2,8 +2,8 @@
 // exists exactly when the change it is about commits. Links carry the token in the fragment
 // (#token=…): a fragment is never sent to a server, so it reaches no access log and no Referer.
 import { DEFAULT_LOCALE } from '../shared/locale.ts';
+import { newAccountToken } from '../tokens/index.ts';
 import type { AccountTokensRepository } from '../tokens/repository.ts';
-import { newAccountToken } from '../tokens/tokens.ts';
 import type { OutboxRepository } from './repository.ts';
 import type { MailService } from './service.ts';
 

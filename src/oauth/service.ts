@@ -12,10 +12,16 @@ import type { MailService } from '../mail/service.ts';
 import type { SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
 import type { TotpFactor } from '../totp/repository.ts';
 import type { EmailProven, EmailProvenRepositories } from '../users/email-proven.ts';
-import { userData } from '../users/index.ts';
-import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
-import { checkEmail, checkName, NAME_MAX } from '../users/rules.ts';
-import { emailKey, type User } from '../users/user.ts';
+import {
+  checkEmail,
+  checkName,
+  EmailTakenError,
+  emailKey,
+  NAME_MAX,
+  type User,
+  type UsersRepository,
+  userData,
+} from '../users/index.ts';
 import {
   type IdentitiesRepository,
   type Identity,

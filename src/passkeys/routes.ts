@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { ReauthBody } from '../kernel/reauth.ts';
 import type { Metrics } from '../plugins/metrics.ts';
 import { signinFailureResponses, type WireProfile } from '../profiles/index.ts';
-import { type Authenticator, currentSession } from '../sessions/guard.ts';
+import { type Authenticator, currentSession } from '../sessions/index.ts';
 import { BODY_LIMITS } from '../shared/body-limits.ts';
 import { AppError } from '../shared/errors.ts';
 import {
@@ -17,10 +17,9 @@ import {
   Timestamp,
 } from '../shared/schemas.ts';
 import { invalid } from '../shared/text.ts';
-import { signinAnswers } from '../signin/answers.ts';
 import type { SigninCore } from '../signin/core.ts';
-import { toUser } from '../users/repository.ts';
-import { checkName, NAME_MAX } from '../users/rules.ts';
+import { signinAnswers } from '../signin/index.ts';
+import { checkName, NAME_MAX, toUser } from '../users/index.ts';
 import { PASSKEY_LIST_MAX, type PasskeyService, RegistrationRefused } from './service.ts';
 
 export interface PasskeyRoutesOptions {

@@ -4,7 +4,7 @@ import { paged } from '../db/paging.ts';
 import { type NamedQuery, named, runPrepared, type Tuple } from '../db/prepared.ts';
 import { countedTotal, pageInIdOrder, type RangeCounts } from '../db/range-pages.ts';
 import { type Tables, USER_COUNT_SPAN, type UsersTable } from '../db/schema.ts';
-import { PasswordCredentialsRepository } from '../passwords/repository.ts';
+import { PasswordCredentialsRepository } from '../passwords/index.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
 import { DEFAULT_LOCALE } from '../shared/locale.ts';
 import type { PageRequest } from '../shared/paging.ts';

@@ -5,14 +5,14 @@ import type { LimitEventsRepository } from '../kernel/limits-repository.ts';
 import { confirmPresentPassword, type PasswordAttempts, type Reauthentication } from '../kernel/reauth.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
-import { checkPassword } from '../passwords/policy.ts';
+import { checkPassword } from '../passwords/index.ts';
 import type {
   NewPassword,
   PasswordProof,
   PasswordRepositories,
   PasswordService,
 } from '../passwords/service.ts';
-import { sessionsEnded } from '../sessions/journal.ts';
+import { sessionsEnded } from '../sessions/index.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';

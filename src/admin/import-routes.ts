@@ -18,7 +18,7 @@ import {
   prepareImports,
   refusalOf,
   rowOfObject,
-} from '../users/imports.ts';
+} from '../users/index.ts';
 import type { UsersService } from '../users/service.ts';
 
 /** Lines per request: a larger export goes in several requests (emails already imported are skipped). */

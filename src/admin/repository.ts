@@ -6,8 +6,8 @@
 import { type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import type { AccountRole, Tables } from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
+import { emailKey, nameKey, parseRoles } from '../users/index.ts';
 import type { AccountRecord } from '../users/repository.ts';
-import { emailKey, nameKey, parseRoles } from '../users/user.ts';
 
 export const ADMIN_SORT_KEYS = ['id', 'email', 'name', 'createdAt', 'lastSignInAt'] as const;
 export type AdminSortKey = (typeof ADMIN_SORT_KEYS)[number];

@@ -4,18 +4,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { LOCALE_MAX } from '../i18n/locale.ts';
-import { PasskeyComponent } from '../passkeys/routes.ts';
+import { PasskeyComponent } from '../passkeys/index.ts';
 import { pagingQuery, setPageHeaders } from '../plugins/paging.ts';
-import { currentSession } from '../sessions/guard.ts';
-import { SessionListItemComponent } from '../sessions/schemas.ts';
+import { currentSession, SessionListItemComponent } from '../sessions/index.ts';
 import { AppError } from '../shared/errors.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
+import { LOCALE_MAX } from '../shared/locale.ts';
 import { MAX_PAGE_SIZE, pageRequest } from '../shared/paging.ts';
 import { bodyOptional, component, failures, Id, noContent, success, Timestamp } from '../shared/schemas.ts';
 import { checkStorableText } from '../shared/text.ts';
-import { IdentitySchema, identityView } from '../users/routes.ts';
-import { EMAIL_MAX, NAME_MAX } from '../users/rules.ts';
+import { EMAIL_MAX, IdentitySchema, identityView, NAME_MAX } from '../users/index.ts';
 import { ADMIN_SORT_KEYS, type AdminUserRecord } from './repository.ts';
 import { type Acting, type AdminService, type AdminUserDetail, notFound, SEARCH_DEPTH } from './service.ts';
 

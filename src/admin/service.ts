@@ -3,14 +3,13 @@
 // The last admin who can sign in cannot be demoted, disabled or deleted, decided under a lock of
 // the admins' rows so that two admins removing each other at once leave one.
 
-import { userData } from '../audit/events.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { Journal } from '../kernel/journal.ts';
 import type { Actor } from '../kernel/scope.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
 import type { PasskeysRepository, PasskeyView } from '../passkeys/repository.ts';
-import { sessionsEnded } from '../sessions/journal.ts';
+import { sessionsEnded } from '../sessions/index.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession, SessionService, SessionView } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
@@ -18,10 +17,21 @@ import { type PageRequest, refuseDeepPage } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
 import type { TotpRepository } from '../totp/repository.ts';
 import type { EmailProven, EmailProvenRepositories } from '../users/email-proven.ts';
-import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
-import { checkEmail, checkLocale, checkName } from '../users/rules.ts';
-import { type AccountIdentity, type AccountMethodReaders, keepAnAdmin } from '../users/service.ts';
-import { type AccountRole, emailKey, savedEmail, type User } from '../users/user.ts';
+import {
+  type AccountIdentity,
+  type AccountMethodReaders,
+  type AccountRole,
+  checkEmail,
+  checkLocale,
+  checkName,
+  EmailTakenError,
+  emailKey,
+  keepAnAdmin,
+  savedEmail,
+  type User,
+  type UsersRepository,
+  userData,
+} from '../users/index.ts';
 import type { AdminRepository, AdminSortKey, AdminUserRecord, UserFilters } from './repository.ts';
 
 /** An account as the admin API shows one. */

@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { PAGE_PATTERN, SIZE_PATTERN, setPageHeaders } from '../plugins/paging.ts';
-import { currentSession } from '../sessions/guard.ts';
+import { currentSession } from '../sessions/index.ts';
 import { AppError } from '../shared/errors.ts';
 import { stringifyExact } from '../shared/exact-json.ts';
 import { ID_PATTERN, parseId } from '../shared/ids.ts';

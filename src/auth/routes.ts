@@ -3,11 +3,11 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { signinFailureResponses, type WireProfile } from '../profiles/index.ts';
 import type { Authenticator } from '../sessions/guard.ts';
-import { SessionComponent, TOKEN_MAX } from '../sessions/schemas.ts';
+import { SessionComponent, TOKEN_MAX } from '../sessions/index.ts';
 import { component, success } from '../shared/schemas.ts';
-import { signinAnswers } from '../signin/answers.ts';
 import type { SigninCore } from '../signin/core.ts';
 import type { SigninObservers } from '../signin/feature.ts';
+import { signinAnswers } from '../signin/index.ts';
 import type { AuthService } from './service.ts';
 
 // Unused fields are ignored (CONTRACT), but a field that is there must be a string: no coercion.

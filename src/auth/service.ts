@@ -1,9 +1,8 @@
-import { PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/hasher.ts';
+import { PASSWORD_INPUT_MAX, type PasswordHasher } from '../passwords/index.ts';
 import { HashOverloadedError } from '../shared/errors.ts';
 import type { SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
+import { EMAIL_MAX, emailKey } from '../users/index.ts';
 import type { UsersRepository } from '../users/repository.ts';
-import { EMAIL_MAX } from '../users/rules.ts';
-import { emailKey } from '../users/user.ts';
 import type { SignerRepository } from './signer-repository.ts';
 
 export interface PasswordSigninRequest {

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { positionsOf, runPrepared, type SlottedQuery, slotted } from '../db/prepared.ts';
 import type { Tables } from '../db/schema.ts';
-import { type TotpFactor, toTotpFactor } from '../totp/repository.ts';
-import { USER_COLUMNS, userOfTuple } from '../users/repository.ts';
+import { type TotpFactor, toTotpFactor } from '../totp/index.ts';
+import { USER_COLUMNS, userOfTuple } from '../users/index.ts';
 import type { User } from '../users/user.ts';
 
 /** The account an email names, as a password sign-in needs it: one read. */

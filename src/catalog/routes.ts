@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { pageOf, pagingQuery, setPageHeaders } from '../plugins/paging.ts';
-import { currentSession } from '../sessions/guard.ts';
+import { currentSession } from '../sessions/index.ts';
 import { BODY_LIMITS } from '../shared/body-limits.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';
 import { MAX_PAGE_DEPTH, pageRequest } from '../shared/paging.ts';

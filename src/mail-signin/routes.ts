@@ -3,13 +3,13 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { safeRedirect } from '../kernel/redirects.ts';
 import { signinFailureResponses, type WireProfile } from '../profiles/index.ts';
-import { AcceptedComponent } from '../recovery/routes.ts';
+import { AcceptedComponent } from '../recovery/index.ts';
 import type { Authenticator } from '../sessions/guard.ts';
 import { AppError } from '../shared/errors.ts';
 import { BODY_ERRORS, failures, success } from '../shared/schemas.ts';
-import { SECOND_FACTOR_HEADER, signinAnswers, signinMessage } from '../signin/answers.ts';
 import type { SigninCore } from '../signin/core.ts';
 import type { SigninObservers } from '../signin/feature.ts';
+import { SECOND_FACTOR_HEADER, signinAnswers, signinMessage } from '../signin/index.ts';
 import { CODE_MAX_FAILURES, type MailSigninResult, type MailSigninService } from './service.ts';
 
 export interface MailSigninRoutesOptions {

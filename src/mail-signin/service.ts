@@ -4,20 +4,26 @@
 // An ask is recorded while the client waits, with the same work whether or not the email has an
 // account (recovery/asks.ts); the background worker looks the account up and records the mail.
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
-import { userData } from '../audit/events.ts';
 import type { InTransaction } from '../db/transactions.ts';
-import { DEFAULT_LOCALE } from '../i18n/locale.ts';
 import type { Journal } from '../kernel/journal.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
 import type { MailService } from '../mail/service.ts';
-import { type AskLimit, recordAsk } from '../recovery/asks.ts';
+import { type AskLimit, recordAsk } from '../recovery/index.ts';
 import type { ResetRequest, ResetRequestsRepository } from '../recovery/repository.ts';
+import { DEFAULT_LOCALE } from '../shared/locale.ts';
 import type { Proof, SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
-import { hashAccountToken, isTokenShaped, newAccountToken } from '../tokens/tokens.ts';
+import { hashAccountToken, isTokenShaped, newAccountToken } from '../tokens/index.ts';
 import type { EmailProven, EmailProvenRepositories } from '../users/email-proven.ts';
-import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
-import { checkEmail, checkName, NAME_MAX } from '../users/rules.ts';
-import { emailKey, type User } from '../users/user.ts';
+import {
+  checkEmail,
+  checkName,
+  EmailTakenError,
+  emailKey,
+  NAME_MAX,
+  type User,
+  type UsersRepository,
+  userData,
+} from '../users/index.ts';
 import type { MailSigninsRepository, StoredMailSignin } from './repository.ts';
 
 export interface MailSigninRepositories extends EmailProvenRepositories {

@@ -1,9 +1,9 @@
 // The messages about an account, each recorded in the outbox of the caller's transaction, so it
 // exists exactly when the change it is about commits. Links carry the token in the fragment
 // (#token=…): a fragment is never sent to a server, so it reaches no access log and no Referer.
-import { DEFAULT_LOCALE } from '../i18n/locale.ts';
+import { DEFAULT_LOCALE } from '../shared/locale.ts';
+import { newAccountToken } from '../tokens/index.ts';
 import type { AccountTokensRepository } from '../tokens/repository.ts';
-import { newAccountToken } from '../tokens/tokens.ts';
 import type { OutboxRepository } from './repository.ts';
 import type { MailService } from './service.ts';
 

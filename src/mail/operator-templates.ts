@@ -16,7 +16,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { IntlMessageFormat } from 'intl-messageformat';
-import { BUILT_IN_LOCALES, canonicalLocale } from '../i18n/locale.ts';
+import { BUILT_IN_LOCALES, canonicalLocale } from '../shared/locale.ts';
 import {
   argumentsOf,
   COMMON_PARTS,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { DEFAULT_LOCALE } from '../i18n/locale.ts';
 import { afterFailure, type OutboxOutcome, senderName } from '../kernel/outbox.ts';
+import { DEFAULT_LOCALE } from '../shared/locale.ts';
 import type { Signal } from '../shared/signal.ts';
 import type { OutboxRepository, OutgoingMessage } from './repository.ts';
 import { MailTemplates } from './templates.ts';

@@ -11,7 +11,7 @@
 import type { MessageFormatElement } from '@formatjs/icu-messageformat-parser';
 import { LookupSupportedLocales } from '@formatjs/intl-localematcher';
 import { type Formats, IntlMessageFormat } from 'intl-messageformat';
-import { BUILT_IN_LOCALES, type BuiltInLocale, bestLocale, preferredLocale } from '../i18n/locale.ts';
+import { BUILT_IN_LOCALES, type BuiltInLocale, bestLocale, preferredLocale } from '../shared/locale.ts';
 import {
   COMMON_PARTS,
   type CommonPart,

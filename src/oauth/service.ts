@@ -4,7 +4,6 @@
 // sign-in under way, and which account an identity is, by (provider, issuer, subject), never by
 // email alone (CONTRACT "Sign in with a provider").
 import { createHash, randomBytes } from 'node:crypto';
-import { userData } from '../audit/events.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { Journal } from '../kernel/journal.ts';
 import { signedInRecently } from '../kernel/reauth.ts';
@@ -15,9 +14,16 @@ import type { PasswordCredentialsRepository } from '../passwords/repository.ts';
 import type { SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
 import type { TotpFactor } from '../totp/repository.ts';
 import type { EmailProven, EmailProvenRepositories } from '../users/email-proven.ts';
-import { EmailTakenError, type UsersRepository } from '../users/repository.ts';
-import { checkEmail, checkName, NAME_MAX } from '../users/rules.ts';
-import { emailKey, type User } from '../users/user.ts';
+import {
+  checkEmail,
+  checkName,
+  EmailTakenError,
+  emailKey,
+  NAME_MAX,
+  type User,
+  type UsersRepository,
+  userData,
+} from '../users/index.ts';
 import {
   type IdentitiesRepository,
   type Identity,

@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { InteractionResults, default as Provider } from 'oidc-provider';
 import { Type } from 'typebox';
-import { languageHeaders, type PageTextSet, pageLocale } from '../pages/i18n.ts';
+import { languageHeaders, type PageTextSet, pageLocale } from '../pages/index.ts';
 import type { ActiveSession, SessionService } from '../sessions/service.ts';
 import type { Awaitable } from '../shared/awaitable.ts';
 import { AppError } from '../shared/errors.ts';

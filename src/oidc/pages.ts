@@ -2,11 +2,11 @@
 // error page, and the sign-out pages, in the browser's language (pages/i18n.ts). Usher's style and
 // icon only, nothing from elsewhere; every value put in is escaped, and none of these pages runs
 // inline script (the sign-in page's texts ride along as an inert JSON block).
-import type { BuiltInLocale } from '../i18n/locale.ts';
-import { escapeHtml, fill, LocalizedPage, type PageTextSet } from '../pages/i18n.ts';
+import { escapeHtml, fill, LocalizedPage, type PageTextSet } from '../pages/index.ts';
+import type { BuiltInLocale } from '../shared/locale.ts';
 import { oidcPageTexts } from './page-texts.ts';
 
-export { escapeHtml } from '../pages/i18n.ts';
+export { escapeHtml } from '../pages/index.ts';
 
 function shell(lang: string, title: string, body: string, script?: string): string {
   return `<!doctype html>

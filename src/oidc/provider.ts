@@ -7,7 +7,7 @@ import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Configuration, KoaContextWithOIDC, default as Provider } from 'oidc-provider';
-import { languageHeaders, pageLocale } from '../pages/i18n.ts';
+import { languageHeaders, pageLocale } from '../pages/index.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import type { Awaitable } from '../shared/awaitable.ts';
 import type { User } from '../users/user.ts';

@@ -4,11 +4,11 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { type Authenticator, currentSession } from '../sessions/guard.ts';
+import { type Authenticator, currentSession } from '../sessions/index.ts';
 import type { SessionService } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import { failures, success } from '../shared/schemas.ts';
-import { parseRoles } from '../users/user.ts';
+import { parseRoles } from '../users/index.ts';
 import { ACCESS_TOKEN_ALG } from './keys.ts';
 import type { OidcHost } from './provider.ts';
 

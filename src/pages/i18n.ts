@@ -3,7 +3,7 @@
 // request is chosen by its Accept-Language (Vary: Accept-Language; Content-Language). The texts
 // a page's script shows go in the same document, in a JSON data block: inert, so the pages' CSP,
 // which runs no inline script, stays as it is, and nothing more is fetched.
-import { acceptedLocales, BUILT_IN_LOCALES, type BuiltInLocale, bestLocale } from '../i18n/locale.ts';
+import { acceptedLocales, BUILT_IN_LOCALES, type BuiltInLocale, bestLocale } from '../shared/locale.ts';
 import { de } from './texts/de.ts';
 import { en, type OwnPageTexts } from './texts/en.ts';
 import { es } from './texts/es.ts';

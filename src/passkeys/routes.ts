@@ -3,7 +3,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import { Type } from 'typebox';
 import { ReauthBody } from '../kernel/reauth.ts';
 import { signinFailureResponses, type WireProfile } from '../profiles/index.ts';
-import { type Authenticator, currentSession } from '../sessions/guard.ts';
+import { type Authenticator, currentSession } from '../sessions/index.ts';
 import { BODY_LIMITS } from '../shared/body-limits.ts';
 import { AppError } from '../shared/errors.ts';
 import {
@@ -16,11 +16,10 @@ import {
   Timestamp,
 } from '../shared/schemas.ts';
 import { invalid } from '../shared/text.ts';
-import { signinAnswers } from '../signin/answers.ts';
 import type { SigninCore } from '../signin/core.ts';
 import type { SigninObservers } from '../signin/feature.ts';
-import { toUser } from '../users/repository.ts';
-import { checkName, NAME_MAX } from '../users/rules.ts';
+import { signinAnswers } from '../signin/index.ts';
+import { checkName, NAME_MAX, toUser } from '../users/index.ts';
 import { PASSKEY_LIST_MAX, type PasskeyService, RegistrationRefused } from './service.ts';
 
 export interface PasskeyRoutesOptions {

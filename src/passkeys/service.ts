@@ -15,7 +15,7 @@ import type { MailService } from '../mail/service.ts';
 import type { ActiveSession, Clock } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Proof, SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
-import { toUser, type UsersRepository } from '../users/repository.ts';
+import { toUser, type UsersRepository } from '../users/index.ts';
 import type { User } from '../users/user.ts';
 import { CredentialTakenError, type PasskeysRepository, type PasskeyView } from './repository.ts';
 

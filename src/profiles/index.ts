@@ -4,7 +4,7 @@ import { type TSchema, Type } from 'typebox';
 import type { Profile } from '../config.ts';
 import { BODY_LIMITS, describeBytes } from '../shared/body-limits.ts';
 import { type Component, component, failures, type HeaderName, Id, Timestamp } from '../shared/schemas.ts';
-import { EMAIL_MAX, NAME_MAX } from '../users/rules.ts';
+import { EMAIL_MAX, NAME_MAX } from '../users/index.ts';
 import type { User } from '../users/user.ts';
 
 export interface WireProfile {

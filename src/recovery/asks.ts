@@ -1,7 +1,6 @@
 import { addressKey } from '../shared/address.ts';
 import { AppError } from '../shared/errors.ts';
-import { EMAIL_MAX } from '../users/rules.ts';
-import { emailKey } from '../users/user.ts';
+import { EMAIL_MAX, emailKey } from '../users/index.ts';
 import type { ResetRequestsRepository } from './repository.ts';
 
 export interface AskLimit {

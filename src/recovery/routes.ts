@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { PASSWORD_INPUT_MAX } from '../passwords/hasher.ts';
-import { PASSWORD_MAX } from '../passwords/policy.ts';
-import { type Authenticator, currentSession } from '../sessions/guard.ts';
+import { PASSWORD_INPUT_MAX, PASSWORD_MAX } from '../passwords/index.ts';
+import { type Authenticator, currentSession } from '../sessions/index.ts';
 import { BODY_ERRORS, component, failures, noContent, success } from '../shared/schemas.ts';
 import type { RecoveryService } from './service.ts';
 

@@ -4,8 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorRenderer } from '../plugins/errors.ts';
 import type { WireProfile } from '../profiles/index.ts';
-import { type Authenticator, DEVICE_HEADER } from '../sessions/guard.ts';
-import { sessionBody } from '../sessions/schemas.ts';
+import { type Authenticator, DEVICE_HEADER, sessionBody } from '../sessions/index.ts';
 import { AppError } from '../shared/errors.ts';
 import { decorateSigninRequests, type SigninAudit, signinAudit } from './audit.ts';
 import type { RedeemOutcome, SigninMethodName, SigninOutcome } from './core.ts';

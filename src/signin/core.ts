@@ -10,7 +10,7 @@ import type { SessionService, StartedSession } from '../sessions/service.ts';
 import { addressKey } from '../shared/address.ts';
 import type { CodeGate, TotpFactor } from '../totp/repository.ts';
 import type { SecondFactorCheck, TotpRepositories, TotpService } from '../totp/service.ts';
-import { accountDigest, type User } from '../users/user.ts';
+import { accountDigest, type User } from '../users/index.ts';
 import type { GrantRepository } from './grant-repository.ts';
 import type { Attempt, SigninThrottle, ThrottleVerdict } from './throttle.ts';
 import type { SigninTicketsRepository } from './ticket-repository.ts';

@@ -2,7 +2,7 @@ import type { Kysely, QueryCreator } from 'kysely';
 import { runPrepared, type SlottedQuery, slotted } from '../db/prepared.ts';
 import type { Tables } from '../db/schema.ts';
 import type { Granted as GrantedRows, JournalEntry, JournalSink, SinkStatement } from '../kernel/journal.ts';
-import { type NewSession, sessionRow } from '../sessions/repository.ts';
+import { type NewSession, sessionRow } from '../sessions/index.ts';
 import { SigninDevicesRepository } from './device-repository.ts';
 import { SigninAttemptsRepository } from './throttle-repository.ts';
 

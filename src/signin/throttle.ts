@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { addressKey } from '../shared/address.ts';
-import { accountDigest } from '../users/user.ts';
+import { accountDigest } from '../users/index.ts';
 import type { SigninDevicesRepository } from './device-repository.ts';
 import type {
   AttemptAt,

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { currentSession } from '../sessions/guard.ts';
+import { currentSession } from '../sessions/index.ts';
 import { BODY_ERRORS, component, failures, noContent, success } from '../shared/schemas.ts';
 import type { TotpService } from './service.ts';
 

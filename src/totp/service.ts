@@ -13,8 +13,7 @@ import type { PasswordService } from '../passwords/service.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import { invalid } from '../shared/text.ts';
-import { toUser, type UsersRepository } from '../users/repository.ts';
-import { emailKey, type User } from '../users/user.ts';
+import { emailKey, toUser, type User, type UsersRepository } from '../users/index.ts';
 import type { CodeGate, GateState, TotpFactor, TotpRepository } from './repository.ts';
 
 const ISSUER = 'Usher';

@@ -3,8 +3,7 @@
 // as a hash another system made (`passwordHash`: passwords/imported.ts), with `emailVerified`
 // and `createdAt` from that system. Every line is checked before any is imported; a refusal
 // names the field first and never repeats a password or a hash.
-import { parseImportedHash } from '../passwords/imported.ts';
-import { checkPassword } from '../passwords/policy.ts';
+import { checkPassword, parseImportedHash } from '../passwords/index.ts';
 import type { NewPassword } from '../passwords/service.ts';
 import { AppError } from '../shared/errors.ts';
 import { invalid } from '../shared/text.ts';

@@ -1,17 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
-import { BUILT_IN_LOCALES, LOCALE_MAX } from '../i18n/locale.ts';
 import { ReauthBody } from '../kernel/reauth.ts';
-import { PASSWORD_INPUT_MAX } from '../passwords/hasher.ts';
-import { PASSWORD_MAX } from '../passwords/policy.ts';
+import { PASSWORD_INPUT_MAX, PASSWORD_MAX } from '../passwords/index.ts';
 import { type ErrorRenderer, renderCodeOnly } from '../plugins/errors.ts';
 import { pageOf, pagingQuery, setPageHeaders } from '../plugins/paging.ts';
-import { type Authenticator, currentSession } from '../sessions/guard.ts';
-import { SessionComponent, sessionBody } from '../sessions/schemas.ts';
+import { type Authenticator, currentSession, SessionComponent, sessionBody } from '../sessions/index.ts';
 import { mapAwaitable } from '../shared/awaitable.ts';
 import { BODY_LIMITS } from '../shared/body-limits.ts';
 import { ID_PATTERN, PROVIDER_ID, requireId } from '../shared/ids.ts';
+import { BUILT_IN_LOCALES, LOCALE_MAX } from '../shared/locale.ts';
 import { MAX_PAGE_DEPTH, type PageRequest, pageRequest } from '../shared/paging.ts';
 import {
   BODY_ERRORS,

@@ -1,4 +1,4 @@
-import { canonicalLocale, LOCALE_MAX } from '../i18n/locale.ts';
+import { canonicalLocale, LOCALE_MAX } from '../shared/locale.ts';
 import { checkStorableText, codePoints, invalid } from '../shared/text.ts';
 import { emailForm } from './user.ts';
 

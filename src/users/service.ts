@@ -1,4 +1,3 @@
-import { userData } from '../audit/events.ts';
 import type { InTransaction } from '../db/transactions.ts';
 import type { AccountEvent, Journal } from '../kernel/journal.ts';
 import type { EmailChangeLimits, RegistrationLimits } from '../kernel/limits.ts';
@@ -6,14 +5,14 @@ import type { LimitEventsRepository } from '../kernel/limits-repository.ts';
 import { confirmPresentPassword, type PasswordAttempts, type Reauthentication } from '../kernel/reauth.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
 import type { MailService } from '../mail/service.ts';
-import { checkPassword } from '../passwords/policy.ts';
+import { checkPassword } from '../passwords/index.ts';
 import type {
   NewPassword,
   PasswordProof,
   PasswordRepositories,
   PasswordService,
 } from '../passwords/service.ts';
-import { sessionsEnded } from '../sessions/journal.ts';
+import { sessionsEnded } from '../sessions/index.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession } from '../sessions/service.ts';
 import { type Awaitable, mapAwaitable } from '../shared/awaitable.ts';
@@ -21,6 +20,7 @@ import { AppError } from '../shared/errors.ts';
 import { type PageRequest, readPage } from '../shared/paging.ts';
 import { invalid } from '../shared/text.ts';
 import type { EmailProven, EmailProvenRepositories } from './email-proven.ts';
+import { userData } from './events.ts';
 import type { CheckedImport, ImportAccount, ImportResult } from './imports.ts';
 import {
   type EmailKeyCollision,

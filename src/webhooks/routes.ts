@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { pageOf, pagingQuery, setPageHeaders } from '../plugins/paging.ts';
-import { currentSession } from '../sessions/guard.ts';
+import { currentSession } from '../sessions/index.ts';
 import { AppError } from '../shared/errors.ts';
 import { parseExact } from '../shared/exact-json.ts';
 import { ID_PATTERN, requireId } from '../shared/ids.ts';

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { FEATURES, featuresOf } from '../../src/features.ts';
-import { acceptedLocales, bestLocale, canonicalLocale, preferredLocale } from '../../src/i18n/locale.ts';
 import {
   argumentsOf,
   COMMON_PARTS,
@@ -18,6 +17,7 @@ import {
 } from '../../src/mail/catalog.ts';
 import { BUILT_IN_CATALOGS, MailTemplates } from '../../src/mail/templates.ts';
 import { composePageTexts, LocalizedPage } from '../../src/pages/i18n.ts';
+import { acceptedLocales, bestLocale, canonicalLocale, preferredLocale } from '../../src/shared/locale.ts';
 import { checkLocale } from '../../src/users/rules.ts';
 
 /** Every page text group in every language, as the app composes them at start. */

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { AnyFeature } from '../../src/feature.ts';
 import { FEATURES, featuresOf } from '../../src/features.ts';
-import { BUILT_IN_LOCALES } from '../../src/i18n/locale.ts';
 import { composePageTexts, LocalizedPage, type PageTextSet, type TextGroup } from '../../src/pages/i18n.ts';
+import { BUILT_IN_LOCALES } from '../../src/shared/locale.ts';
 import { startApp } from '../helpers/app.ts';
 import { freshDatabaseUrl } from '../helpers/stores.ts';
 

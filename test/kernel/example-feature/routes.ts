@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { currentSession } from '../../../src/sessions/guard.ts';
+import { currentSession } from '../../../src/sessions/index.ts';
 import type { App } from '../../../src/shared/fastify.ts';
 import { failures, success } from '../../../src/shared/schemas.ts';
 import type { Note } from './repository.ts';

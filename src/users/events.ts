@@ -1,6 +1,6 @@
 // What account events carry about the account in their webhook data, so that an app keeping its
 // own user table can write the row from the event alone.
-import type { User } from '../users/user.ts';
+import type { User } from './user.ts';
 
 export function userData(user: User) {
   return {

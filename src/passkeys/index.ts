@@ -1,0 +1,2 @@
+// passkeys/ offers: a passkey on the wire.
+export { PasskeyComponent } from './routes.ts';

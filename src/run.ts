@@ -8,13 +8,16 @@ import { type Config, ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { schemaMigrations } from './features.ts';
 import { serveClusterMetrics } from './plugins/metrics.ts';
+import { checkMailTemplates } from './services.ts';
 import { lowerThreadpoolPriority, sizeThreadpool } from './shared/threadpool.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
 function readConfig(): Config {
   try {
-    return loadConfig();
+    const config = loadConfig();
+    checkMailTemplates(config);
+    return config;
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`usher: configuration error: ${error.message}`);

@@ -2,6 +2,7 @@
 // the admin CLI share it, so both apply the same rules (validation, hashing, session revocation).
 
 import type { Kysely } from 'kysely';
+import { adminMails } from './admin/mails.ts';
 import { AdminRepository } from './admin/repository.ts';
 import { AdminService } from './admin/service.ts';
 import { AuditRepository } from './audit/repository.ts';
@@ -11,7 +12,7 @@ import { AuthService } from './auth/service.ts';
 import { SignerRepository } from './auth/signer-repository.ts';
 import { CatalogRepository } from './catalog/repository.ts';
 import { CatalogService } from './catalog/service.ts';
-import type { Config } from './config.ts';
+import { type Config, ConfigError } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { Tables } from './db/schema.ts';
 import { AUTOCOMMIT, type CommitHooks, inTransaction } from './db/transactions.ts';
@@ -21,14 +22,19 @@ import { LimitEventsRepository } from './kernel/limits-repository.ts';
 import { Reauthentication } from './kernel/reauth.ts';
 import { keySource } from './kernel/sealing.ts';
 import { AccountMail } from './mail/account-mail.ts';
+import type { MailDefinition } from './mail/catalog.ts';
+import { mailMails } from './mail/mails.ts';
+import { TemplateError } from './mail/operator-templates.ts';
 import { OutboxRepository } from './mail/repository.ts';
 import type { MailLog } from './mail/service.ts';
 import { MailService } from './mail/service.ts';
 import { MailTemplates } from './mail/templates.ts';
 import { createTransport } from './mail/transport.ts';
+import { mailSigninMails } from './mail-signin/mails.ts';
 import { MailSigninsRepository } from './mail-signin/repository.ts';
 import { MailSigninService } from './mail-signin/service.ts';
 import { IdentitiesRepository } from './oauth/identity-repository.ts';
+import { oauthMails } from './oauth/mails.ts';
 import { Providers } from './oauth/providers.ts';
 import { OAuthService } from './oauth/service.ts';
 import { OAuthStatesRepository } from './oauth/state-repository.ts';
@@ -38,12 +44,14 @@ import { ClientRegistry } from './oidc/clients.ts';
 import { OidcKeysRepository } from './oidc/key-repository.ts';
 import { KeyRing } from './oidc/keys.ts';
 import { OidcModelsRepository } from './oidc/model-repository.ts';
+import { passkeysMails } from './passkeys/mails.ts';
 import { PasskeysRepository } from './passkeys/repository.ts';
 import { PasskeyService, relyingParty } from './passkeys/service.ts';
 import { PasswordHasher } from './passwords/hasher.ts';
 import { PasswordCredentialsRepository } from './passwords/repository.ts';
 import { PasswordService } from './passwords/service.ts';
 import type { MetricObservers } from './plugins/metrics.ts';
+import { recoveryMails } from './recovery/mails.ts';
 import { ResetRequestsRepository } from './recovery/repository.ts';
 import { RecoveryService } from './recovery/service.ts';
 import { SessionsRepository } from './sessions/repository.ts';
@@ -56,9 +64,11 @@ import { SigninThrottle } from './signin/throttle.ts';
 import { SigninAttemptsRepository } from './signin/throttle-repository.ts';
 import { SigninTicketsRepository } from './signin/ticket-repository.ts';
 import { AccountTokensRepository } from './tokens/repository.ts';
+import { totpMails } from './totp/mails.ts';
 import { TotpRepository } from './totp/repository.ts';
 import { TotpService } from './totp/service.ts';
 import { EmailProven } from './users/email-proven.ts';
+import { usersMails } from './users/mails.ts';
 import { EmailProofsRepository } from './users/proof-repository.ts';
 import { UsersRepository } from './users/repository.ts';
 import { UsersService } from './users/service.ts';
@@ -142,6 +152,35 @@ export interface ServiceOptions {
   mailLog?: MailLog;
   /** Where the webhook sender logs its deliveries. */
   webhookLog?: WebhookLog;
+}
+
+/**
+ * Every mail the features send, each declared in its feature's mails.ts (decision 380); the
+ * mail feature gets them from here and knows none by name.
+ */
+export const MAILS: readonly MailDefinition[] = [
+  ...Object.values(recoveryMails),
+  ...Object.values(usersMails),
+  ...Object.values(passkeysMails),
+  ...Object.values(oauthMails),
+  ...Object.values(mailMails),
+  ...Object.values(totpMails),
+  ...Object.values(adminMails),
+  ...Object.values(mailSigninMails),
+];
+
+/**
+ * The operator's mail templates (MAIL_TEMPLATES_DIR) checked against MAILS: loadConfig checks all
+ * of them it can without knowing the mails (decision 381), this the rest, with the same ConfigError
+ * naming the file. The server and the CLI call it right after loadConfig, before the database.
+ */
+export function checkMailTemplates(config: Config): void {
+  try {
+    new MailTemplates(MAILS, config.mail.templates);
+  } catch (error) {
+    if (error instanceof TemplateError) throw new ConfigError('MAIL_TEMPLATES_DIR', error.message);
+    throw error;
+  }
 }
 
 /** Sent and failed messages are kept this long for operators, then removed. */
@@ -245,7 +284,7 @@ export function createServices(config: Config, database: Database, options: Serv
     due: mailDue,
     onOutcome: options.observers?.mailOutcome,
     log: options.mailLog,
-    templates: new MailTemplates(config.mail.templates, { now }),
+    templates: new MailTemplates(MAILS, config.mail.templates, { now }),
   });
   const accountMail = new AccountMail({
     mail,
@@ -259,6 +298,7 @@ export function createServices(config: Config, database: Database, options: Serv
   const providers = new Providers(config.oauth.providers, config.publicUrl, config.oauth.timeoutMs);
   const emailProven = new EmailProven({
     accountMail,
+    unlinkedMail: oauthMails.identityUnlinked,
     providerName: (id) => providers.get(id)?.settings.name ?? id,
   });
   const recovery = new RecoveryService({

@@ -5,7 +5,7 @@ import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { type Database, openDatabase } from '../db/database.ts';
 import { schemaMigrations } from '../features.ts';
 import { actingAs, OPERATOR } from '../kernel/scope.ts';
-import { createServices } from '../services.ts';
+import { checkMailTemplates, createServices } from '../services.ts';
 import { AppError } from '../shared/errors.ts';
 import { checkEmail } from '../users/rules.ts';
 import { emailKey, type User } from '../users/user.ts';
@@ -344,6 +344,7 @@ export async function runCommand(command: string, argv: string[]): Promise<numbe
   let config: Config;
   try {
     config = loadConfig();
+    checkMailTemplates(config);
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`usher: configuration error: ${visible(error.message)}`);

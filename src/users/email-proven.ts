@@ -9,6 +9,8 @@
 // interface, as recovery/service.ts declares its throttle, so users/ does not depend on oauth/.
 import type { AccountEvent, Journal } from '../kernel/journal.ts';
 import type { AccountMail, AccountMailRepositories, Addressee } from '../mail/account-mail.ts';
+import type { Mail } from '../mail/catalog.ts';
+import { recipient } from '../mail/index.ts';
 import type { EmailProofsRepository } from './proof-repository.ts';
 
 /** What the rule needs of the linked identities (oauth/identity-repository.ts's IdentitiesRepository). */
@@ -59,14 +61,18 @@ export interface Proof {
 
 export class EmailProven {
   readonly #accountMail: AccountMail;
+  readonly #unlinkedMail: Mail<{ readonly provider: string }>;
   readonly #providerName: (id: string) => string;
 
   constructor(deps: {
     accountMail: AccountMail;
+    /** The notice of an identity unlinked: oauth/'s mail, given as the identities are (decision 380). */
+    unlinkedMail: Mail<{ readonly provider: string }>;
     /** The provider's display name for the notice (OAUTH_X_NAME); its id when no longer configured. */
     providerName: (id: string) => string;
   }) {
     this.#accountMail = deps.accountMail;
+    this.#unlinkedMail = deps.unlinkedMail;
     this.#providerName = deps.providerName;
   }
 
@@ -121,11 +127,9 @@ export class EmailProven {
     const unlinked = await repos.identities.deleteUnproven(user.id);
     for (const identity of unlinked) {
       // The account was made by that identity, and so was its name: the notice does not greet by it.
-      await this.#accountMail.identityUnlinked(
-        repos,
-        { ...user, emailVerified: false },
-        this.#providerName(identity.provider),
-      );
+      await this.#accountMail.send(repos, this.#unlinkedMail, recipient({ ...user, emailVerified: false }), {
+        provider: this.#providerName(identity.provider),
+      });
       const data = { identityId: identity.id, provider: identity.provider, reason: by };
       await repos.journal.record(
         { type: 'identity.unlinked', userId: user.id, ...(actor ? { actor } : {}), details: data },

@@ -9,6 +9,7 @@ import type { Config } from './config.ts';
 import type { Database, DialectName } from './db/database.ts';
 import type { SchemaReadiness } from './db/schema-readiness.ts';
 import type { Clock, Module } from './kernel/composition.ts';
+import type { MailDefinition } from './mail/index.ts';
 import type { FeaturePageTexts, PageTextSet } from './pages/i18n.ts';
 import type { Metrics } from './plugins/metrics.ts';
 import type { WireProfile } from './profiles/index.ts';
@@ -57,6 +58,8 @@ export interface Feature<
   housekeeping?(own: E, needs: Needs): Promise<unknown>;
   /** Work that runs in the background from the start until the app closes (before the database). */
   background?(context: FeatureContext<E, Needs>): { stop(): Promise<void> };
+  /** The mails the feature sends, with their texts in every language (its mails.ts, mail-texts.ts). */
+  mails?: readonly MailDefinition[];
   /** The error codes the feature declares, its errors.ts's (shared/errors.ts ErrorCodes). */
   errors?: ErrorDeclarations;
   /** The texts of the pages the feature drives, by group, in every language (its page-texts.ts). */

@@ -16,7 +16,10 @@ import type { AnyFeature } from './feature.ts';
 import { healthFeature } from './health/feature.ts';
 import { type Clock, Composition, type Logger } from './kernel/composition.ts';
 import { keySource } from './kernel/sealing.ts';
-import { mailFeature } from './mail/feature.ts';
+import { ConfigError } from './kernel/settings.ts';
+import { declaredMails, mailFeature } from './mail/feature.ts';
+import { TemplateError } from './mail/operator-templates.ts';
+import { MailTemplates } from './mail/templates.ts';
 import { mailSigninFeature } from './mail-signin/feature.ts';
 import { oauthFeature } from './oauth/feature.ts';
 import { oidcFeature } from './oidc/feature.ts';
@@ -118,6 +121,24 @@ export function schemaMigrations(features: Features = FEATURES): MigrationSet {
     }
     return all;
   };
+}
+
+/** Every mail the features send, each declared in its feature's mails.ts (decision 380). */
+export const MAILS = declaredMails(FEATURES.modules);
+
+/**
+ * The operator's mail templates (MAIL_TEMPLATES_DIR) checked against the features' mails:
+ * loadConfig checks all it can without knowing the mails (decision 381), this the rest, with the
+ * same ConfigError naming the file. The server and the CLI call it right after loadConfig, before
+ * the database.
+ */
+export function checkMailTemplates(config: Config, features: Features = FEATURES): void {
+  try {
+    new MailTemplates(declaredMails(features.modules), config.mail.templates);
+  } catch (error) {
+    if (error instanceof TemplateError) throw new ConfigError('MAIL_TEMPLATES_DIR', error.message);
+    throw error;
+  }
 }
 
 /** One round of every feature's housekeeping (the app runs one a minute; tests call it). */

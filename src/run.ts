@@ -6,7 +6,7 @@ import { runInNewContext } from 'node:vm';
 import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
-import { schemaMigrations } from './features.ts';
+import { checkMailTemplates, schemaMigrations } from './features.ts';
 import { serveClusterMetrics } from './plugins/metrics.ts';
 import { lowerThreadpoolPriority, sizeThreadpool } from './shared/threadpool.ts';
 
@@ -14,7 +14,9 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 function readConfig(): Config {
   try {
-    return loadConfig();
+    const config = loadConfig();
+    checkMailTemplates(config);
+    return config;
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`usher: configuration error: ${error.message}`);

@@ -6,6 +6,7 @@ import type { PasswordsExports } from '../passwords/feature.ts';
 import type { SessionsExports } from '../sessions/feature.ts';
 import type { UsersExports } from '../users/feature.ts';
 import { adminImportRoutes, ImportReportComponent } from './import-routes.ts';
+import { adminMails } from './mails.ts';
 import { createAdmin } from './migrations/2026-11-27-0019-admin.ts';
 import { AdminRepository } from './repository.ts';
 import { AdminUserComponent, AdminUserDetailComponent, adminRoutes } from './routes.ts';
@@ -22,6 +23,7 @@ export interface AdminUnit {
  */
 export const adminFeature = feature({
   name: 'admin',
+  mails: Object.values(adminMails),
   migrations: { '2026-11-27-0019-admin': createAdmin },
   repositories: (db, { postgres }): AdminUnit => ({ admin: new AdminRepository(db, { postgres }) }),
   build(

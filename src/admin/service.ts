@@ -7,8 +7,10 @@ import type { InTransaction } from '../db/transactions.ts';
 import type { Journal } from '../kernel/journal.ts';
 import type { Actor } from '../kernel/scope.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
+import { recipient } from '../mail/index.ts';
 import type { MailService } from '../mail/service.ts';
 import type { PasskeysRepository, PasskeyView } from '../passkeys/repository.ts';
+import { mailPasswordReset } from '../recovery/index.ts';
 import { sessionsEnded } from '../sessions/index.ts';
 import type { SessionsRepository } from '../sessions/repository.ts';
 import type { ActiveSession, SessionService, SessionView } from '../sessions/service.ts';
@@ -27,11 +29,15 @@ import {
   EmailTakenError,
   emailKey,
   keepAnAdmin,
+  mailAccountDeleted,
+  mailEmailChanged,
+  mailVerification,
   savedEmail,
   type User,
   type UsersRepository,
   userData,
 } from '../users/index.ts';
+import { adminMails, mailInvitation } from './mails.ts';
 import type { AdminRepository, AdminSortKey, AdminUserRecord, UserFilters } from './repository.ts';
 
 /** An account as the admin API shows one. */
@@ -258,8 +264,8 @@ export class AdminService {
           // unless the admin says it is verified, and the old one hears of the change.
           await repos.tokens.voidAll(id, 'password-reset', now);
           await repos.tokens.voidAll(id, 'email-verify', now);
-          if (input.emailVerified !== true) await this.#accountMail.verification(repos, updated);
-          await this.#accountMail.emailChanged(repos, updated, {
+          if (input.emailVerified !== true) await mailVerification(this.#accountMail, repos, updated);
+          await mailEmailChanged(this.#accountMail, repos, updated, {
             ...updated,
             email: current.email,
             emailVerified: current.emailVerified,
@@ -348,7 +354,7 @@ export class AdminService {
       await keepAnAdmin(repos.users, id);
       const deleted = await repos.users.delete(id);
       if (!deleted) throw notFound();
-      if (deleted.emailVerified) await this.#accountMail.accountDeleted(repos, deleted);
+      if (deleted.emailVerified) await mailAccountDeleted(this.#accountMail, repos, deleted);
       await repos.journal.notify({ type: 'user.deleted', userId: id, data: { via: 'admin' } });
       return { email: current.email, mailed: deleted.emailVerified };
     });
@@ -373,7 +379,13 @@ export class AdminService {
       const totp = await repos.totp.remove(id);
       const passkeys = await repos.passkeys.deleteAll(id);
       const mailed = totp || passkeys > 0;
-      if (mailed) await this.#accountMail.secondFactorsRemoved(repos, addressee(current));
+      if (mailed)
+        await this.#accountMail.send(
+          repos,
+          adminMails.secondFactorsRemoved,
+          recipient(addressee(current)),
+          {},
+        );
       return { totp, passkeys, mailed };
     });
   }
@@ -381,7 +393,7 @@ export class AdminService {
   /** POST /api/admin/users/{id}/password-reset: the same mail as forgot-password sends. */
   async sendPasswordReset(acting: Acting, id: bigint): Promise<void> {
     await this.#change(acting, id, 'admin.user.password_reset_sent', async (repos, current) => {
-      await this.#accountMail.passwordReset(repos, addressee(current));
+      await mailPasswordReset(this.#accountMail, repos, addressee(current));
       return { mailed: true };
     });
   }
@@ -390,7 +402,7 @@ export class AdminService {
   async sendVerification(acting: Acting, id: bigint): Promise<void> {
     await this.#change(acting, id, 'admin.user.verification_sent', async (repos, current) => {
       if (current.emailVerified) throw invalid('email', 'is already verified');
-      await this.#accountMail.verification(repos, addressee(current));
+      await mailVerification(this.#accountMail, repos, addressee(current));
       return { mailed: true };
     });
   }
@@ -424,7 +436,7 @@ export class AdminService {
         throw error;
       }
       if (roles.length > 0) await repos.users.setRoles(created.id, roles, new Date(this.#now()));
-      await this.#accountMail.invitation(repos, created, INVITATION_TTL_MS);
+      await mailInvitation(this.#accountMail, repos, created, INVITATION_TTL_MS);
       await this.#record(repos, acting, 'admin.user.invited', created.id, { roles });
       await repos.journal.notify({
         type: 'user.created',

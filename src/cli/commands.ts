@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { type Database, openDatabase } from '../db/database.ts';
-import { compose, FEATURES, featuresOf, schemaMigrations } from '../features.ts';
+import { checkMailTemplates, compose, FEATURES, featuresOf, schemaMigrations } from '../features.ts';
 import { actingAs, OPERATOR } from '../kernel/scope.ts';
 import { AppError, ErrorTable, serveErrorCodes } from '../shared/errors.ts';
 import { checkEmail } from '../users/rules.ts';
@@ -346,6 +346,7 @@ export async function runCommand(command: string, argv: string[]): Promise<numbe
   let config: Config;
   try {
     config = loadConfig();
+    checkMailTemplates(config);
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`usher: configuration error: ${visible(error.message)}`);

@@ -83,6 +83,11 @@ export interface Kernel<Config, Unit, Observers, Settings = unknown> extends Pla
   readonly observe: Observers;
   /** Notified after a commit that recorded work for this feature's background loop. */
   readonly due: Signal;
+  /**
+   * Every feature of the composition, in order: for a feature that gathers what the others
+   * declare (the mail feature, their mails), as the app gathers their routes.
+   */
+  readonly features: readonly AnyModule<Config>[];
   /** Called with each account event once its change committed (the account metrics listen). */
   onAccountEvent(listener: (type: string, details?: Readonly<Record<string, unknown>>) => void): void;
 }
@@ -208,6 +213,7 @@ export class Composition<
           repositories,
           transaction,
           settings: sections.get(m.name),
+          features: this.modules,
           observe: observers.get(m.name) ?? {},
           due: signals.get(m.name)!,
           onAccountEvent: (listener) => void listeners.push(listener),

@@ -5,6 +5,7 @@ import type { MailExports } from '../mail/feature.ts';
 import { ResetRequestsRepository } from '../recovery/feature.ts';
 import type { SigninExports } from '../signin/feature.ts';
 import type { UsersExports } from '../users/feature.ts';
+import { mailSigninMails } from './mails.ts';
 import { createMailSignin } from './migrations/2026-11-27-0023-mail-signin.ts';
 import { mailSigninPageTexts } from './page-texts.ts';
 import { MailSigninsRepository } from './repository.ts';
@@ -21,6 +22,7 @@ export interface MailSigninUnit {
 /** Sign-in by a link or a code in a mail: its asks, its verify routes, and the clean-up of what expired. */
 export const mailSigninFeature = feature({
   name: 'mail-signin',
+  mails: Object.values(mailSigninMails),
   migrations: { '2026-11-27-0023-mail-signin': createMailSignin },
   repositories: (db, { postgres }): MailSigninUnit => ({
     linkAsks: new ResetRequestsRepository(db, 'email-link'),

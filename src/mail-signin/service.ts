@@ -24,6 +24,7 @@ import {
   type UsersRepository,
   userData,
 } from '../users/index.ts';
+import { mailSigninMails } from './mails.ts';
 import type { MailSigninsRepository, StoredMailSignin } from './repository.ts';
 
 export interface MailSigninRepositories extends EmailProvenRepositories {
@@ -135,10 +136,13 @@ export class MailSigninService {
       if ((await repos.mailSignins.countSince(ask.emailKey, now - policy.windowMs)) >= policy.perAccount)
         return false;
       const to = user?.email ?? ask.emailKey;
-      // The account's name greets only at an address its owner has proven.
-      const name = user?.emailVerified ? user.name : undefined;
-      // The account's language; for an email with no account, the asking browser's.
-      const locale = user?.locale ?? ask.locale ?? DEFAULT_LOCALE;
+      const recipient = {
+        email: to,
+        // The account's name greets only at an address its owner has proven.
+        name: user?.emailVerified ? user.name : undefined,
+        // The account's language; for an email with no account, the asking browser's.
+        locale: user?.locale ?? ask.locale ?? DEFAULT_LOCALE,
+      };
       const entry = {
         email: to,
         emailKey: ask.emailKey,
@@ -157,10 +161,10 @@ export class MailSigninService {
           expiresAt: now + LINK_TTL_MS,
         });
         const url = `${policy.publicUrl}/signin/email-link#token=${token}`;
-        await this.#d.mail.queue(
-          repos.outbox,
-          this.#d.mail.templates.signinLinkMessage(to, name, url, LINK_TTL_MS, locale),
-        );
+        await this.#d.mail.compose(repos.outbox, mailSigninMails.signinLink, recipient, {
+          url,
+          ttlMs: LINK_TTL_MS,
+        });
       } else {
         const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
         const salt = randomBytes(16).toString('hex');
@@ -172,10 +176,10 @@ export class MailSigninService {
           redirectTo: null,
           expiresAt: now + CODE_TTL_MS,
         });
-        await this.#d.mail.queue(
-          repos.outbox,
-          this.#d.mail.templates.signinCodeMessage(to, name, code, CODE_TTL_MS, locale),
-        );
+        await this.#d.mail.compose(repos.outbox, mailSigninMails.signinCode, recipient, {
+          code,
+          ttlMs: CODE_TTL_MS,
+        });
       }
       return true;
     });

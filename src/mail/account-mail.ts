@@ -1,9 +1,12 @@
-// The messages about an account, each recorded in the outbox of the caller's transaction, so it
-// exists exactly when the change it is about commits. Links carry the token in the fragment
-// (#token=…): a fragment is never sent to a server, so it reaches no access log and no Referer.
+// The mechanics of a mail about an account, whichever feature sends it: each is recorded in the
+// outbox of the caller's transaction, so it exists exactly when the change it is about commits;
+// who is greeted by name; and the links that carry an account token. Links carry the token in the
+// fragment (#token=…): a fragment is never sent to a server, so it reaches no access log and no
+// Referer. Which mails there are, and when each is sent, is the features' (decision 380).
 import { DEFAULT_LOCALE } from '../shared/locale.ts';
 import { newAccountToken } from '../tokens/index.ts';
 import type { AccountTokensRepository } from '../tokens/repository.ts';
+import type { Mail, Recipient } from './catalog.ts';
 import type { OutboxRepository } from './repository.ts';
 import type { MailService } from './service.ts';
 
@@ -27,12 +30,29 @@ export interface Addressee {
  * An unverified address may be anyone's (a registrant chooses it, and the name), so mail to it
  * carries no text the registrant chose: it would make Usher a relay for their words.
  */
-const greeted = (user: Addressee): string | undefined => (user.emailVerified ? user.name : undefined);
+export const greeted = (user: Addressee): string | undefined => (user.emailVerified ? user.name : undefined);
+
+/** Other text the registrant chose (a passkey's name, say): by the same rule as the name. */
+export const ifProven = (user: Addressee, text: string): string | undefined =>
+  user.emailVerified ? text : undefined;
+
+/** Mail to `user`'s address in its language, greeting `name` (by default, as `greeted` says). */
+export const recipient = (user: Addressee, name: string | undefined = greeted(user)): Recipient => ({
+  email: user.email,
+  locale: user.locale,
+  name,
+});
 
 export interface AccountMailPolicy {
   publicUrl: string;
   passwordResetTtlMs: number;
   emailVerifyTtlMs: number;
+}
+
+/** A link with an account token in it, and how long it works (a mail with a lifetime's `ttlMs`). */
+export interface TokenLink {
+  url: string;
+  ttlMs: number;
 }
 
 export class AccountMail {
@@ -46,11 +66,6 @@ export class AccountMail {
     this.#now = deps.now ?? Date.now;
   }
 
-  /** The texts in force (MailService.templates): an operator's over Usher's. */
-  get #texts() {
-    return this.#mail.templates;
-  }
-
   /**
    * The locale a new account keeps when its browser sent this Accept-Language: the first
    * language asked for that mail can be written in, else the default (en).
@@ -59,162 +74,31 @@ export class AccountMail {
     return this.#mail.templates.localeFor(acceptLanguage) ?? DEFAULT_LOCALE;
   }
 
-  /** A link to {PUBLIC_URL}/verify-email proving `user.email`, valid EMAIL_VERIFY_TTL_SECONDS. */
-  async verification(repos: AccountMailRepositories, user: Addressee): Promise<void> {
-    const ttl = this.#policy.emailVerifyTtlMs;
-    const url = await this.#link(repos, user, 'email-verify', '/verify-email', ttl, user.email);
-    // Always to an address not proven yet: no name.
-    await this.#mail.queue(repos.outbox, this.#texts.verifyEmailMessage(user.email, url, ttl, user.locale));
-  }
-
-  /** A link to {PUBLIC_URL}/reset-password, valid PASSWORD_RESET_TTL_SECONDS. */
-  async passwordReset(repos: AccountMailRepositories, user: Addressee): Promise<void> {
-    const ttl = this.#policy.passwordResetTtlMs;
-    // The address the link goes to is kept with it: after an email change it opens nothing.
-    const url = await this.#link(repos, user, 'password-reset', '/reset-password', ttl, user.email);
-    await this.#mail.queue(
-      repos.outbox,
-      this.#texts.passwordResetMessage(user.email, greeted(user), url, ttl, user.locale),
-    );
-  }
-
-  async passkeyAdded(repos: AccountMailRepositories, user: Addressee, passkeyName: string): Promise<void> {
-    await this.#mail.queue(
-      repos.outbox,
-      this.#texts.passkeyAddedMessage(
-        user.email,
-        greeted(user),
-        user.emailVerified ? passkeyName : undefined,
-        user.locale,
-      ),
-    );
-  }
-
-  async passkeyRemoved(
+  /** Records `mail` to `to` in the outbox of the caller's transaction (MailService.compose). */
+  async send<V>(
     repos: Pick<AccountMailRepositories, 'outbox'>,
-    user: Addressee,
-    passkeyName: string,
+    mail: Mail<V>,
+    to: Recipient,
+    values: NoInfer<V>,
   ): Promise<void> {
-    await this.#mail.queue(
-      repos.outbox,
-      this.#texts.passkeyRemovedMessage(
-        user.email,
-        greeted(user),
-        user.emailVerified ? passkeyName : undefined,
-        user.locale,
-      ),
-    );
+    await this.#mail.compose(repos.outbox, mail, to, values);
   }
 
-  /** `provider`: the provider's display name (OAUTH_X_NAME), the operator's text. */
-  async identityLinked(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee, provider: string) {
-    await this.#mail.queue(
-      repos.outbox,
-      this.#texts.identityLinkedMessage(user.email, greeted(user), provider, user.locale),
-    );
-  }
-
-  async identityUnlinked(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee, provider: string) {
-    await this.#mail.queue(
-      repos.outbox,
-      this.#texts.identityUnlinkedMessage(user.email, greeted(user), provider, user.locale),
-    );
+  /** A link to {PUBLIC_URL}/verify-email proving `user.email`, valid EMAIL_VERIFY_TTL_SECONDS. */
+  verificationLink(repos: AccountMailRepositories, user: Addressee): Promise<TokenLink> {
+    return this.#link(repos, user, 'email-verify', '/verify-email', this.#policy.emailVerifyTtlMs);
   }
 
   /**
-   * A goodbye to the address of an account being deleted, in the transaction that deletes it: the
-   * outbox has no foreign key to users, so the message outlives the row it was about.
+   * A link to {PUBLIC_URL}/reset-password, valid `ttlMs` (PASSWORD_RESET_TTL_SECONDS unless given).
+   * The address the link goes to is kept with it: after an email change it opens nothing.
    */
-  async accountDeleted(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
-    await this.#mail.queue(
-      repos.outbox,
-      this.#texts.accountDeletedMessage(user.email, greeted(user), user.locale),
-    );
-  }
-
-  async passwordChanged(repos: AccountMailRepositories, user: Addressee): Promise<void> {
-    await this.#mail.queue(
-      repos.outbox,
-      this.#texts.passwordChangedMessage(user.email, greeted(user), user.locale),
-    );
-  }
-
-  /**
-   * To the address the account had before (`previous`), so its owner learns of a change they did
-   * not make. The new address is the registrant's text too: named only to a proven old address.
-   */
-  async emailChanged(
+  resetLink(
     repos: AccountMailRepositories,
     user: Addressee,
-    previous: Pick<Addressee, 'email' | 'emailVerified'>,
-  ): Promise<void> {
-    const proven = previous.emailVerified;
-    await this.#mail.queue(
-      repos.outbox,
-      this.#texts.emailChangedMessage(
-        previous.email,
-        proven ? user.name : undefined,
-        proven ? user.email : undefined,
-        user.locale,
-      ),
-    );
-  }
-
-  /**
-   * An admin's invitation: a password-reset link (the reset page sets the first password) to
-   * `user.email`, valid `ttlMs`, greeting the name the admin gave.
-   */
-  async invitation(repos: AccountMailRepositories, user: Addressee, ttlMs: number): Promise<void> {
-    const url = await this.#link(repos, user, 'password-reset', '/reset-password', ttlMs, user.email);
-    await this.#mail.queue(
-      repos.outbox,
-      this.#texts.invitationMessage(user.email, user.name, url, ttlMs, user.locale),
-    );
-  }
-
-  async secondFactorsRemoved(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
-    await this.#mail.queue(
-      repos.outbox,
-      this.#texts.secondFactorsRemovedMessage(user.email, greeted(user), user.locale),
-    );
-  }
-
-  async totpEnabled(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
-    await this.#mail.queue(
-      repos.outbox,
-      this.#texts.totpEnabledMessage(user.email, greeted(user), user.locale),
-    );
-  }
-
-  async totpDisabled(repos: Pick<AccountMailRepositories, 'outbox'>, user: Addressee): Promise<void> {
-    await this.#mail.queue(
-      repos.outbox,
-      this.#texts.totpDisabledMessage(user.email, greeted(user), user.locale),
-    );
-  }
-
-  /** Someone gave the right password and then wrong codes, `failures` times in a row. */
-  async secondFactorFailures(
-    repos: Pick<AccountMailRepositories, 'outbox'>,
-    user: Addressee,
-    failures: number,
-  ): Promise<void> {
-    await this.#mail.queue(
-      repos.outbox,
-      this.#texts.secondFactorFailuresMessage(user.email, greeted(user), failures, user.locale),
-    );
-  }
-
-  /** `left`: the unused codes after this one. */
-  async recoveryCodeUsed(
-    repos: Pick<AccountMailRepositories, 'outbox'>,
-    user: Addressee,
-    left: number,
-  ): Promise<void> {
-    await this.#mail.queue(
-      repos.outbox,
-      this.#texts.recoveryCodeUsedMessage(user.email, greeted(user), left, user.locale),
-    );
+    ttlMs: number = this.#policy.passwordResetTtlMs,
+  ): Promise<TokenLink> {
+    return this.#link(repos, user, 'password-reset', '/reset-password', ttlMs);
   }
 
   async #link(
@@ -223,18 +107,17 @@ export class AccountMail {
     purpose: 'email-verify' | 'password-reset',
     page: string,
     ttlMs: number,
-    email: string | null,
-  ): Promise<string> {
+  ): Promise<TokenLink> {
     const { token, tokenHash } = newAccountToken();
     const now = new Date(this.#now());
     await repos.tokens.add({
       tokenHash,
       userId: user.id,
       purpose,
-      email,
+      email: user.email,
       now,
       expiresAt: new Date(now.getTime() + ttlMs),
     });
-    return `${this.#policy.publicUrl}${page}#token=${token}`;
+    return { url: `${this.#policy.publicUrl}${page}#token=${token}`, ttlMs };
   }
 }

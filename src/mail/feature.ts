@@ -4,11 +4,18 @@ import type { Kernel, KernelUnit } from '../kernel/composition.ts';
 import { BackgroundLoop } from '../shared/background.ts';
 import type { TokensUnit } from '../tokens/feature.ts';
 import { AccountMail } from './account-mail.ts';
+import type { MailDefinition } from './catalog.ts';
+import { mailMails } from './mails.ts';
 import { type MailObservers, mailMetrics } from './metrics.ts';
 import { OutboxRepository } from './repository.ts';
 import { MailService } from './service.ts';
 import { MailTemplates } from './templates.ts';
 import { createTransport } from './transport.ts';
+
+/** The mails the features of a composition declare, in its order. */
+export function declaredMails(features: readonly object[]): readonly MailDefinition[] {
+  return features.flatMap((f) => (f as { mails?: readonly MailDefinition[] }).mails ?? []);
+}
 
 export interface MailUnit {
   outbox: OutboxRepository;
@@ -20,6 +27,7 @@ const FINISHED_MAIL_KEPT_MS = 7 * 24 * 3600 * 1000;
 /** The outbox: its metrics, its delivery loop, and the removal of old finished mail. */
 export const mailFeature = feature({
   name: 'mail',
+  mails: Object.values(mailMails),
   repositories: (db, { postgres }) => ({ outbox: new OutboxRepository(db, { rowLocks: postgres }) }),
   metrics: (registry, built) => mailMetrics(registry, () => built().mail.waiting()),
   build(kernel: Kernel<Config, MailUnit & TokensUnit & KernelUnit, MailObservers>, _needs: unknown) {
@@ -32,7 +40,8 @@ export const mailFeature = feature({
       due: kernel.due,
       onOutcome: kernel.observe.mailOutcome,
       log: kernel.log.child({ component: 'mail' }),
-      templates: new MailTemplates(config.mail.templates, { now }),
+      // The mails every feature declares (their mails.ts); the mail feature knows none by name.
+      templates: new MailTemplates(declaredMails(kernel.features), config.mail.templates, { now }),
     });
     const accountMail = new AccountMail({
       mail,

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { afterFailure, type OutboxOutcome, senderName } from '../kernel/outbox.ts';
 import { DEFAULT_LOCALE } from '../shared/locale.ts';
 import type { Signal } from '../shared/signal.ts';
+import type { Mail, Recipient } from './catalog.ts';
+import { mailMails } from './mails.ts';
 import type { OutboxRepository, OutgoingMessage } from './repository.ts';
 import { MailTemplates } from './templates.ts';
 import type { Transport } from './transport.ts';
@@ -42,7 +44,7 @@ export class MailService {
   readonly #due: Signal | undefined;
   readonly #onOutcome: (outcome: MailOutcome) => void;
   readonly #log: MailLog | undefined;
-  /** Every message's texts in every language, an operator's (MAIL_TEMPLATES_DIR) over Usher's. */
+  /** Every declared mail's texts in every language, an operator's (MAIL_TEMPLATES_DIR) over Usher's. */
   readonly templates: MailTemplates;
 
   constructor(deps: {
@@ -54,7 +56,7 @@ export class MailService {
     due?: Signal;
     onOutcome?: (outcome: MailOutcome) => void;
     log?: MailLog;
-    /** Usher's own texts when absent. */
+    /** The mail feature's own mail alone, in Usher's texts, when absent. */
     templates?: MailTemplates;
   }) {
     this.#outbox = deps.outbox;
@@ -64,7 +66,8 @@ export class MailService {
     this.#due = deps.due;
     this.#onOutcome = deps.onOutcome ?? (() => {});
     this.#log = deps.log;
-    this.templates = deps.templates ?? new MailTemplates(undefined, { now: this.#now });
+    this.templates =
+      deps.templates ?? new MailTemplates(Object.values(mailMails), undefined, { now: this.#now });
   }
 
   /** After a commit that recorded mail: the delivery loop runs at once. */
@@ -79,6 +82,14 @@ export class MailService {
   /** Records a message in `outbox` (a transaction's, so it commits with the change that caused it). */
   queue(outbox: OutboxRepository, message: OutgoingMessage): Promise<bigint> {
     return outbox.add(message, new Date(this.#now()));
+  }
+
+  /**
+   * Writes `mail` to `to` with its values and records it in `outbox` (the caller's transaction's):
+   * how a feature sends the mails it declared.
+   */
+  compose<V>(outbox: OutboxRepository, mail: Mail<V>, to: Recipient, values: NoInfer<V>): Promise<bigint> {
+    return this.queue(outbox, this.templates.compose(mail, to, values));
   }
 
   /**
@@ -126,7 +137,7 @@ export class MailService {
   /** Operators' check of the transport (CLI): straight to it, not through the outbox, so errors show at once. */
   async sendTest(to: string, locale: string = DEFAULT_LOCALE): Promise<void> {
     await this.#transport.send({
-      ...this.templates.testMessage(to, locale),
+      ...this.templates.compose(mailMails.test, { email: to, locale, name: undefined }, {}),
       messageId: `<test-${randomBytes(8).toString('hex')}@usher>`,
     });
   }

@@ -1,13 +1,14 @@
 // Every message Usher sends: a subject that says what it is, and a plain-text and an HTML part
-// with the same content and the link written out in full, in the recipient's language. The texts
-// are ICU MessageFormat catalogs (texts/*.ts; catalog.ts says what each message is made of),
-// formatted by FormatJS's intl-messageformat: plurals, selects and dates by CLDR's rules for the
-// language, never pieced together here. An operator's own texts and templates (MAIL_TEMPLATES_DIR,
+// with the same content and the link written out in full, in the recipient's language. The mails
+// and their texts are the features' (each declares its own, catalog.ts's defineMails), laid out
+// here between the lines every mail shares (texts/*.ts), as ICU MessageFormat formatted by
+// FormatJS's intl-messageformat: plurals, selects and dates by CLDR's rules for the language,
+// never pieced together here. An operator's own texts and templates (MAIL_TEMPLATES_DIR,
 // operator-templates.ts) come before Usher's.
 //
 // Every value put into HTML is escaped: a user's name is whatever they typed at registration.
 // Text a user chose (their name, a passkey's name, their new address) is passed only for mail to
-// an address proven theirs (account-mail.ts): `undefined` leaves it out.
+// an address proven theirs (account-mail.ts, and the senders): `undefined` leaves it out.
 import type { MessageFormatElement } from '@formatjs/icu-messageformat-parser';
 import { LookupSupportedLocales } from '@formatjs/intl-localematcher';
 import { type Formats, IntlMessageFormat } from 'intl-messageformat';
@@ -15,14 +16,20 @@ import { BUILT_IN_LOCALES, type BuiltInLocale, bestLocale, preferredLocale } fro
 import {
   COMMON_PARTS,
   type CommonPart,
-  type MailCatalog,
-  MESSAGE_IDS,
-  MESSAGE_SPECS,
-  type MessageId,
+  type Mail,
+  type MailDefinition,
+  type MailLayout,
   PARSE_OPTIONS,
   parseText,
+  presence,
+  type Recipient,
 } from './catalog.ts';
-import { NO_OPERATOR_TEMPLATES, type OperatorTemplates } from './operator-templates.ts';
+import {
+  type CheckedLocale,
+  checkOperatorTemplates,
+  NO_OPERATOR_TEMPLATES,
+  type OperatorTemplates,
+} from './operator-templates.ts';
 import type { OutgoingMessage } from './repository.ts';
 import { de } from './texts/de.ts';
 import { en } from './texts/en.ts';
@@ -41,7 +48,8 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
 }
 
-export const BUILT_IN_CATALOGS: Record<BuiltInLocale, MailCatalog> = { en, de, fr, es };
+/** The lines every mail shares, in each language Usher ships. */
+export const BUILT_IN_LAYOUTS: Record<BuiltInLocale, MailLayout> = { en, de, fr, es };
 
 /**
  * Dates and times in mails are in UTC, and a time says so ("14:05 UTC"): an account has no time
@@ -112,35 +120,68 @@ function htmlDocument(locale: string, body: string[]): string {
 }
 
 /**
- * The catalogs in force: Usher's own, and an operator's over them. One per app, from its
- * configuration: `MailService.templates` is the one to use (the functions below this class write
- * Usher's own texts only).
+ * The mails the features declared, with their texts in force: Usher's own, and an operator's over
+ * them. One per app, from the declarations and the configuration: `MailService.templates`.
  */
 export class MailTemplates {
-  readonly #operator: OperatorTemplates;
+  readonly #operator: Record<string, CheckedLocale>;
   readonly #now: () => number;
+  /** By kind, every mail declared. */
+  readonly #mails: ReadonlyMap<string, MailDefinition>;
   /** Every language there are texts for: Usher's, then the operator's own. */
   readonly locales: readonly string[];
-  /** Per message, the languages it can be written in. */
-  readonly #available: Record<MessageId, readonly string[]>;
+  /** Per mail, the languages it can be written in. */
+  readonly #available: ReadonlyMap<string, readonly string[]>;
   readonly #parsed = new Map<string, MessageFormatElement[]>();
 
-  constructor(operator: OperatorTemplates = NO_OPERATOR_TEMPLATES, options: { now?: () => number } = {}) {
-    this.#operator = operator;
+  /**
+   * Throws on a mail declared twice (two features, one kind) or declared without its texts, and
+   * TemplateError on an operator's file that does not fit the mails (operator-templates.ts).
+   */
+  constructor(
+    mails: readonly MailDefinition[],
+    operator: OperatorTemplates = NO_OPERATOR_TEMPLATES,
+    options: { now?: () => number } = {},
+  ) {
+    const byKind = new Map<string, MailDefinition>();
+    for (const mail of mails) {
+      const earlier = byKind.get(mail.kind);
+      if (earlier !== undefined)
+        throw new Error(
+          `the mail "${mail.kind}" is declared twice, by ${earlier.feature} and by ${mail.feature}: a mail's kind names it in operators' templates, so it must be unique`,
+        );
+      for (const language of BUILT_IN_LOCALES) {
+        const texts = mail.texts[language] as MailDefinition['texts'][BuiltInLocale] | undefined;
+        if (texts === undefined)
+          throw new Error(`${mail.feature}'s mail "${mail.kind}" has no ${language} texts`);
+        if ((texts.action !== undefined) !== mail.link)
+          throw new Error(
+            `${mail.feature}'s mail "${mail.kind}" (${language}): an action, the link's label, goes with a link and only with one`,
+          );
+      }
+      byKind.set(mail.kind, mail);
+    }
+    this.#mails = byKind;
+    this.#operator = checkOperatorTemplates(operator, byKind);
     this.#now = options.now ?? Date.now;
     const added = Object.keys(operator.locales).filter(
       (locale) => !(BUILT_IN_LOCALES as readonly string[]).includes(locale),
     );
     this.locales = [...BUILT_IN_LOCALES, ...added];
-    this.#available = Object.fromEntries(
-      MESSAGE_IDS.map((id) => [
-        id,
+    this.#available = new Map(
+      [...byKind.keys()].map((kind) => [
+        kind,
         [
           ...BUILT_IN_LOCALES,
-          ...added.filter((locale) => operator.locales[locale]?.messages[id] !== undefined),
+          ...added.filter((locale) => this.#operator[locale]?.messages[kind] !== undefined),
         ],
       ]),
-    ) as unknown as Record<MessageId, readonly string[]>;
+    );
+  }
+
+  /** Every mail declared, in the order given. */
+  get mails(): readonly MailDefinition[] {
+    return [...this.#mails.values()];
   }
 
   /**
@@ -151,17 +192,20 @@ export class MailTemplates {
     return preferredLocale(acceptLanguage, this.locales);
   }
 
-  /** The language `id` is written in for someone whose locale is `locale`: de-AT → de, unknown → en. */
-  languageOf(id: MessageId, locale: string): string {
-    return bestLocale(typeof locale === 'string' ? [locale] : [], this.#available[id]);
+  /** The mail as declared; throws for one this app was not given (a sender left out of the list). */
+  #declared(mail: MailDefinition): MailDefinition {
+    if (this.#mails.get(mail.kind) !== mail)
+      throw new Error(`the mail "${mail.kind}" (${mail.feature}) is not among the mails this app was given`);
+    return mail;
   }
 
-  #elements(
-    language: string,
-    id: MessageId | 'common',
-    part: string,
-    source: string,
-  ): MessageFormatElement[] {
+  /** The language `mail` is written in for someone whose locale is `locale`: de-AT → de, unknown → en. */
+  languageOf(mail: MailDefinition, locale: string): string {
+    const available = this.#available.get(this.#declared(mail).kind)!;
+    return bestLocale(typeof locale === 'string' ? [locale] : [], available);
+  }
+
+  #elements(language: string, id: string, part: string, source: string): MessageFormatElement[] {
     const key = `${language}\u0000${id}\u0000${part}`;
     let elements = this.#parsed.get(key);
     if (elements === undefined) {
@@ -171,24 +215,47 @@ export class MailTemplates {
     return elements;
   }
 
+  /**
+   * `mail` to `to`, with its values: what the mail's sender passes. Optional variables give their
+   * `hasX`; a lifetime (`ttlMs`) gives the validity arguments, written in the mail's language.
+   */
+  compose<V>(mail: Mail<V>, to: Recipient, values: NoInfer<V>): OutgoingMessage {
+    const given = values as Record<string, unknown>;
+    const args: Values = {};
+    if (mail.link) args.url = given.url as string;
+    for (const [name, kind] of Object.entries(mail.variables)) {
+      const value = given[name] as string | number | undefined;
+      if (kind === 'optional') {
+        args[name] = value ?? '';
+        args[presence(name)] = value === undefined ? 'no' : 'yes';
+      } else args[name] = value as string | number;
+    }
+    if (mail.lifetime) Object.assign(args, this.#lifetime(mail, to.locale, given.ttlMs as number));
+    return this.render(mail, to.email, to.locale, to.name, args);
+  }
+
   /** One message in the language that best matches `locale` (formattingLocale for dates and numbers). */
   render(
-    id: MessageId,
+    mail: MailDefinition,
     to: string,
     locale: string,
     name: string | undefined,
     values: Values,
   ): OutgoingMessage {
-    const language = this.languageOf(id, locale);
+    const id = mail.kind;
+    const language = this.languageOf(mail, locale);
     const formatting = formattingLocale(language, locale);
-    const own = this.#operator.locales[language];
+    const own = this.#operator[language];
     const mine = own?.messages[id];
-    const shipped = BUILT_IN_CATALOGS[language as BuiltInLocale] as MailCatalog | undefined;
+    const shipped = mail.texts[language as BuiltInLocale] as
+      | MailDefinition['texts'][BuiltInLocale]
+      | undefined;
+    const layout = BUILT_IN_LAYOUTS[language as BuiltInLocale] as MailLayout | undefined;
     const text = (part: 'subject' | 'body' | 'action' | CommonPart): string => {
       const source =
         part === 'greeting' || part === 'linkLine' || part === 'closing'
-          ? (own?.common[part] ?? shipped?.[part])
-          : (mine?.[part] ?? shipped?.messages[id][part]);
+          ? (own?.common[part] ?? layout?.[part])
+          : (mine?.[part] ?? shipped?.[part]);
       // The operator's files were checked at start to be whole wherever Usher has no texts.
       if (source === undefined) throw new Error(`no ${part} for ${id} in ${language}`);
       return source;
@@ -239,7 +306,7 @@ export class MailTemplates {
       .split(/\n{2,}/)
       .map((p) => p.trim())
       .filter((p) => p !== '');
-    const label = MESSAGE_SPECS[id].link ? format('action', text('action'), all) : undefined;
+    const label = mail.link ? format('action', text('action'), all) : undefined;
     const linkLine =
       label !== undefined && url !== undefined
         ? format('linkLine', text('linkLine'), { ...all, action: label, url })
@@ -268,9 +335,9 @@ export class MailTemplates {
   }
 
   /** The arguments of a link's or code's lifetime (catalog.ts), `validity` written in `locale`'s language. */
-  #lifetime(id: MessageId, locale: string, ttlMs: number): Values {
+  #lifetime(mail: MailDefinition, locale: string, ttlMs: number): Values {
     const { amount, unit } = validity(ttlMs);
-    const formatting = formattingLocale(this.languageOf(id, locale), locale);
+    const formatting = formattingLocale(this.languageOf(mail, locale), locale);
     return {
       validity: new Intl.NumberFormat(formatting, { style: 'unit', unit, unitDisplay: 'long' }).format(
         amount,
@@ -280,205 +347,4 @@ export class MailTemplates {
       expiresAt: new Date(this.#now() + ttlMs),
     };
   }
-
-  passwordResetMessage(
-    to: string,
-    name: string | undefined,
-    url: string,
-    ttlMs: number,
-    locale: string,
-  ): OutgoingMessage {
-    return this.render('passwordReset', to, locale, name, {
-      url,
-      ...this.#lifetime('passwordReset', locale, ttlMs),
-    });
-  }
-
-  /** Always to an address nobody has proven yet: nothing in it is the registrant's text. */
-  verifyEmailMessage(to: string, url: string, ttlMs: number, locale: string): OutgoingMessage {
-    return this.render('verifyEmail', to, locale, undefined, {
-      url,
-      ...this.#lifetime('verifyEmail', locale, ttlMs),
-    });
-  }
-
-  passkeyAddedMessage(
-    to: string,
-    name: string | undefined,
-    passkeyName: string | undefined,
-    locale: string,
-  ): OutgoingMessage {
-    return this.render('passkeyAdded', to, locale, name, {
-      passkeyName: passkeyName ?? '',
-      hasPasskeyName: passkeyName === undefined ? 'no' : 'yes',
-    });
-  }
-
-  identityLinkedMessage(
-    to: string,
-    name: string | undefined,
-    provider: string,
-    locale: string,
-  ): OutgoingMessage {
-    return this.render('identityLinked', to, locale, name, { provider });
-  }
-
-  identityUnlinkedMessage(
-    to: string,
-    name: string | undefined,
-    provider: string,
-    locale: string,
-  ): OutgoingMessage {
-    return this.render('identityUnlinked', to, locale, name, { provider });
-  }
-
-  passkeyRemovedMessage(
-    to: string,
-    name: string | undefined,
-    passkeyName: string | undefined,
-    locale: string,
-  ): OutgoingMessage {
-    return this.render('passkeyRemoved', to, locale, name, {
-      passkeyName: passkeyName ?? '',
-      hasPasskeyName: passkeyName === undefined ? 'no' : 'yes',
-    });
-  }
-
-  accountDeletedMessage(to: string, name: string | undefined, locale: string): OutgoingMessage {
-    return this.render('accountDeleted', to, locale, name, {});
-  }
-
-  passwordChangedMessage(to: string, name: string | undefined, locale: string): OutgoingMessage {
-    return this.render('passwordChanged', to, locale, name, {});
-  }
-
-  emailChangedMessage(
-    to: string,
-    name: string | undefined,
-    newEmail: string | undefined,
-    locale: string,
-  ): OutgoingMessage {
-    return this.render('emailChanged', to, locale, name, {
-      newEmail: newEmail ?? '',
-      hasNewEmail: newEmail === undefined ? 'no' : 'yes',
-    });
-  }
-
-  testMessage(to: string, locale: string): OutgoingMessage {
-    return this.render('test', to, locale, undefined, {});
-  }
-
-  totpEnabledMessage(to: string, name: string | undefined, locale: string): OutgoingMessage {
-    return this.render('totpEnabled', to, locale, name, {});
-  }
-
-  totpDisabledMessage(to: string, name: string | undefined, locale: string): OutgoingMessage {
-    return this.render('totpDisabled', to, locale, name, {});
-  }
-
-  recoveryCodeUsedMessage(
-    to: string,
-    name: string | undefined,
-    left: number,
-    locale: string,
-  ): OutgoingMessage {
-    return this.render('recoveryCodeUsed', to, locale, name, { left });
-  }
-
-  secondFactorFailuresMessage(
-    to: string,
-    name: string | undefined,
-    failures: number,
-    locale: string,
-  ): OutgoingMessage {
-    return this.render('secondFactorFailures', to, locale, name, { failures });
-  }
-
-  /**
-   * An admin's invitation (CONTRACT "Administration"): a link to choose the account's first
-   * password. The name is the admin's choice, not a stranger's, so it may be used to greet.
-   */
-  invitationMessage(to: string, name: string, url: string, ttlMs: number, locale: string): OutgoingMessage {
-    return this.render('invitation', to, locale, name, {
-      url,
-      ...this.#lifetime('invitation', locale, ttlMs),
-    });
-  }
-
-  /** Support staff removed the account's second factors (the owner lost them). */
-  secondFactorsRemovedMessage(to: string, name: string | undefined, locale: string): OutgoingMessage {
-    return this.render('secondFactorsRemoved', to, locale, name, {});
-  }
-
-  /**
-   * A sign-in link (CONTRACT "Sign-in by mail"). `name` is undefined for an address not proven yet,
-   * and for an address with no account (EMAIL_SIGNIN_CREATES_ACCOUNTS): using the link proves it.
-   */
-  signinLinkMessage(
-    to: string,
-    name: string | undefined,
-    url: string,
-    ttlMs: number,
-    locale: string,
-  ): OutgoingMessage {
-    return this.render('signinLink', to, locale, name, {
-      url,
-      ...this.#lifetime('signinLink', locale, ttlMs),
-    });
-  }
-
-  /** A sign-in code: the same rules for `name` as signinLinkMessage. */
-  signinCodeMessage(
-    to: string,
-    name: string | undefined,
-    code: string,
-    ttlMs: number,
-    locale: string,
-  ): OutgoingMessage {
-    return this.render('signinCode', to, locale, name, {
-      code,
-      ...this.#lifetime('signinCode', locale, ttlMs),
-    });
-  }
 }
-
-/** Usher's own texts, without an operator's: what the functions below write. */
-const USHER = new MailTemplates();
-
-// Usher's own texts, message by message, for callers without the configured catalog at hand (it
-// is `MailService.templates`: use that one, or an operator's texts are passed over).
-export const passwordResetMessage: MailTemplates['passwordResetMessage'] = (...args) =>
-  USHER.passwordResetMessage(...args);
-export const verifyEmailMessage: MailTemplates['verifyEmailMessage'] = (...args) =>
-  USHER.verifyEmailMessage(...args);
-export const passkeyAddedMessage: MailTemplates['passkeyAddedMessage'] = (...args) =>
-  USHER.passkeyAddedMessage(...args);
-export const passkeyRemovedMessage: MailTemplates['passkeyRemovedMessage'] = (...args) =>
-  USHER.passkeyRemovedMessage(...args);
-export const identityLinkedMessage: MailTemplates['identityLinkedMessage'] = (...args) =>
-  USHER.identityLinkedMessage(...args);
-export const identityUnlinkedMessage: MailTemplates['identityUnlinkedMessage'] = (...args) =>
-  USHER.identityUnlinkedMessage(...args);
-export const accountDeletedMessage: MailTemplates['accountDeletedMessage'] = (...args) =>
-  USHER.accountDeletedMessage(...args);
-export const passwordChangedMessage: MailTemplates['passwordChangedMessage'] = (...args) =>
-  USHER.passwordChangedMessage(...args);
-export const emailChangedMessage: MailTemplates['emailChangedMessage'] = (...args) =>
-  USHER.emailChangedMessage(...args);
-export const testMessage: MailTemplates['testMessage'] = (...args) => USHER.testMessage(...args);
-export const totpEnabledMessage: MailTemplates['totpEnabledMessage'] = (...args) =>
-  USHER.totpEnabledMessage(...args);
-export const totpDisabledMessage: MailTemplates['totpDisabledMessage'] = (...args) =>
-  USHER.totpDisabledMessage(...args);
-export const recoveryCodeUsedMessage: MailTemplates['recoveryCodeUsedMessage'] = (...args) =>
-  USHER.recoveryCodeUsedMessage(...args);
-export const secondFactorFailuresMessage: MailTemplates['secondFactorFailuresMessage'] = (...args) =>
-  USHER.secondFactorFailuresMessage(...args);
-export const invitationMessage: MailTemplates['invitationMessage'] = (...args) =>
-  USHER.invitationMessage(...args);
-export const secondFactorsRemovedMessage: MailTemplates['secondFactorsRemovedMessage'] = (...args) =>
-  USHER.secondFactorsRemovedMessage(...args);
-export const signinLinkMessage: MailTemplates['signinLinkMessage'] = (...args) =>
-  USHER.signinLinkMessage(...args);
-export const signinCodeMessage: MailTemplates['signinCodeMessage'] = (...args) =>
-  USHER.signinCodeMessage(...args);

@@ -10,6 +10,7 @@ import type { TotpUnit } from '../totp/feature.ts';
 import type { UsersExports } from '../users/feature.ts';
 import { OAUTH_ERRORS } from './errors.ts';
 import { IdentitiesRepository } from './identity-repository.ts';
+import { oauthMails } from './mails.ts';
 import { createOAuth } from './migrations/2026-11-25-0015-oauth.ts';
 import { type Provider, Providers, reasonOf } from './providers.ts';
 import { oauthRoutes } from './routes.ts';
@@ -26,6 +27,7 @@ export interface IdentitiesUnit {
  */
 export const oauthFeature = feature({
   name: 'oauth',
+  mails: Object.values(oauthMails),
   errors: OAUTH_ERRORS,
   migrations: { '2026-11-25-0015-oauth': createOAuth },
   repositories: (db, { postgres }): IdentitiesUnit => ({

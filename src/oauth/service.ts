@@ -8,6 +8,7 @@ import type { InTransaction } from '../db/transactions.ts';
 import type { Journal } from '../kernel/journal.ts';
 import { signedInRecently } from '../kernel/reauth.ts';
 import type { AccountMail, AccountMailRepositories } from '../mail/account-mail.ts';
+import { recipient } from '../mail/index.ts';
 import type { MailService } from '../mail/service.ts';
 import type { PasskeysRepository } from '../passkeys/repository.ts';
 import type { PasswordCredentialsRepository } from '../passwords/repository.ts';
@@ -19,10 +20,12 @@ import {
   checkName,
   EmailTakenError,
   emailKey,
+  mailVerification,
   NAME_MAX,
   type User,
   type UsersRepository,
   userData,
+  usersMails,
 } from '../users/index.ts';
 import {
   type IdentitiesRepository,
@@ -30,6 +33,7 @@ import {
   type IdentityKey,
   IdentityTakenError,
 } from './identity-repository.ts';
+import { oauthMails } from './mails.ts';
 import {
   newChecks,
   type Provider,
@@ -402,7 +406,9 @@ export class OAuthService {
         proven,
         now: new Date(this.#d.now()),
       });
-      await this.#d.accountMail.identityLinked(repos, user, provider.settings.name);
+      await this.#d.accountMail.send(repos, oauthMails.identityLinked, recipient(user), {
+        provider: provider.settings.name,
+      });
       const data = { identityId: identity.id, provider: provider.id };
       await repos.journal.record(
         // Linked at a sign-in, no one was signed in: the identity's owner is the account's.
@@ -431,7 +437,7 @@ export class OAuthService {
       if (profile.emailVerified) {
         await this.#d.emailProven.provenAtCreation(repos, user.id, new Date(this.#d.now()));
         user = { ...user, emailVerified: true };
-      } else await this.#d.accountMail.verification(repos, user);
+      } else await mailVerification(this.#d.accountMail, repos, user);
       const identity = await repos.identities.insert({
         ...key,
         id: newIdentityId(),
@@ -473,7 +479,9 @@ export class OAuthService {
         if (!removed) return 'not-found' as const;
         if (!others.password && others.passkeys === 0 && others.identities === 0) throw LAST_METHOD;
         const provider = this.#d.providers.get(removed.provider);
-        await this.#d.accountMail.identityUnlinked(repos, user, provider?.settings.name ?? removed.provider);
+        await this.#d.accountMail.send(repos, usersMails.identityUnlinked, recipient(user), {
+          provider: provider?.settings.name ?? removed.provider,
+        });
         const data = { identityId: id, provider: removed.provider };
         await repos.journal.record(
           { type: 'identity.unlinked', userId: user.id, details: data },

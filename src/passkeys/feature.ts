@@ -5,6 +5,7 @@ import { AddressLimits } from '../kernel/limits.ts';
 import type { MailExports } from '../mail/feature.ts';
 import type { SigninExports } from '../signin/feature.ts';
 import type { UsersExports, UsersUnit } from '../users/feature.ts';
+import { passkeysMails } from './mails.ts';
 import { PasskeysRepository } from './repository.ts';
 import { PasskeyComponent, passkeyRoutes } from './routes.ts';
 import { PasskeyService, type PasskeyTransactionRepositories, relyingParty } from './service.ts';
@@ -15,6 +16,7 @@ export interface PasskeysUnit {
 
 export const passkeysFeature = feature({
   name: 'passkeys',
+  mails: Object.values(passkeysMails),
   repositories: (db, { postgres }): PasskeysUnit => ({
     passkeys: new PasskeysRepository(db, { rowLocks: postgres }),
   }),

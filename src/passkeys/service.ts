@@ -17,6 +17,7 @@ import { AppError } from '../shared/errors.ts';
 import type { Proof, SigninClient, SigninCore, SigninOutcome } from '../signin/core.ts';
 import { toUser, type UsersRepository } from '../users/index.ts';
 import type { User } from '../users/user.ts';
+import { mailPasskeyNotice, passkeysMails } from './mails.ts';
 import { CredentialTakenError, type PasskeysRepository, type PasskeyView } from './repository.ts';
 
 let webauthn: Promise<typeof import('@simplewebauthn/server')> | undefined;
@@ -231,7 +232,7 @@ export class PasskeyService {
           transports: made.transports ?? credential.response.transports ?? [],
           createdAt: view.createdAt,
         });
-        await this.#accountMail.passkeyAdded(repos, user, view.name);
+        await mailPasskeyNotice(this.#accountMail, repos, passkeysMails.passkeyAdded, user, view.name);
         await repos.journal.record({
           type: 'mfa.passkey_added',
           userId,
@@ -266,7 +267,7 @@ export class PasskeyService {
     const removed = await this.#transaction(async (repos) => {
       const name = await repos.passkeys.delete(user.id, id);
       if (name === undefined) return false;
-      await this.#accountMail.passkeyRemoved(repos, user, name);
+      await mailPasskeyNotice(this.#accountMail, repos, passkeysMails.passkeyRemoved, user, name);
       await repos.journal.record({
         type: 'mfa.passkey_removed',
         userId: user.id,

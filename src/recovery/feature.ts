@@ -6,6 +6,7 @@ import type { PasswordsExports } from '../passwords/feature.ts';
 import type { SigninExports, ThrottleExports } from '../signin/feature.ts';
 import type { UsersExports } from '../users/feature.ts';
 import { RECOVERY_ERRORS } from './errors.ts';
+import { recoveryMails } from './mails.ts';
 import { recoveryPageTexts } from './page-texts.ts';
 import { ResetRequestsRepository } from './repository.ts';
 import { AcceptedComponent, recoveryRoutes } from './routes.ts';
@@ -18,6 +19,7 @@ export interface RecoveryUnit {
 
 export const recoveryFeature = feature({
   name: 'recovery',
+  mails: Object.values(recoveryMails),
   errors: RECOVERY_ERRORS,
   repositories: (db): RecoveryUnit => ({ requests: new ResetRequestsRepository(db) }),
   build(

@@ -12,9 +12,10 @@ import { hashAccountToken, isTokenShaped } from '../tokens/index.ts';
 import type { AccountTokensRepository } from '../tokens/repository.ts';
 import type { TotpRepository } from '../totp/repository.ts';
 import type { EmailProven, EmailProvenRepositories } from '../users/email-proven.ts';
-import { emailKey } from '../users/index.ts';
+import { emailKey, mailPasswordChanged, mailVerification } from '../users/index.ts';
 import type { UsersRepository } from '../users/repository.ts';
 import { recordAsk } from './asks.ts';
+import { mailPasswordReset } from './mails.ts';
 import type { ResetRequestsRepository } from './repository.ts';
 
 export interface RecoveryRepositories extends PasswordRepositories, EmailProvenRepositories {
@@ -124,7 +125,7 @@ export class RecoveryService {
         if ((await repos.tokens.countSince(found.id, 'password-reset', since)) >= this.#policy.perAccount) {
           return false;
         }
-        await this.#accountMail.passwordReset(repos, found);
+        await mailPasswordReset(this.#accountMail, repos, found);
         return true;
       });
       if (sent) queued += 1;
@@ -167,7 +168,7 @@ export class RecoveryService {
       // Whoever was guessing codes with the old password has it no more.
       await repos.totp.clearFailures(user.id);
       // The link reached the address: it is proven now, as the row just marked.
-      await this.#accountMail.passwordChanged(repos, { ...user, emailVerified: true });
+      await mailPasswordChanged(this.#accountMail, repos, { ...user, emailVerified: true });
       // No one is signed in: the link's holder is the account's owner.
       const actor = { actorId: user.id };
       await repos.journal.record(
@@ -212,7 +213,7 @@ export class RecoveryService {
       const since = new Date(this.#now() - this.#policy.windowMs);
       if ((await repos.tokens.countSince(user.id, 'email-verify', since)) >= this.#policy.perAccount)
         return false;
-      await this.#accountMail.verification(repos, user);
+      await mailVerification(this.#accountMail, repos, user);
       return true;
     });
     if (queued) this.#mail.wake();

@@ -6,6 +6,7 @@ import type { PasswordsExports } from '../passwords/feature.ts';
 import type { ThrottleExports } from '../signin/feature.ts';
 import type { UsersUnit } from '../users/feature.ts';
 import { TOTP_ERRORS } from './errors.ts';
+import { totpMails } from './mails.ts';
 import { TotpRepository } from './repository.ts';
 import { RecoveryCodesComponent, TotpSetupComponent, totpRoutes } from './routes.ts';
 import { type TotpRepositories, TotpService } from './service.ts';
@@ -16,6 +17,7 @@ export interface TotpUnit {
 
 export const totpFeature = feature({
   name: 'totp',
+  mails: Object.values(totpMails),
   errors: TOTP_ERRORS,
   repositories: (db, { postgres }): TotpUnit => ({ totp: new TotpRepository(db, { rowLocks: postgres }) }),
   build(

@@ -7,6 +7,7 @@ import type { Journal } from '../kernel/journal.ts';
 import { confirmPresentPassword, type PasswordAttempts, signedInRecently } from '../kernel/reauth.ts';
 import { SecretBox } from '../kernel/sealing.ts';
 import type { AccountMail } from '../mail/account-mail.ts';
+import { recipient } from '../mail/index.ts';
 import type { OutboxRepository } from '../mail/repository.ts';
 import type { MailService } from '../mail/service.ts';
 import type { PasswordService } from '../passwords/service.ts';
@@ -14,6 +15,7 @@ import type { ActiveSession } from '../sessions/service.ts';
 import { AppError } from '../shared/errors.ts';
 import { invalid } from '../shared/text.ts';
 import { emailKey, toUser, type User, type UsersRepository } from '../users/index.ts';
+import { totpMails } from './mails.ts';
 import type { CodeGate, GateState, TotpFactor, TotpRepository } from './repository.ts';
 
 const ISSUER = 'Usher';
@@ -204,7 +206,7 @@ export class TotpService {
         actor.userId,
         codes.map((c) => hashRecoveryCode(normaliseRecoveryCode(c))),
       );
-      await this.#d.accountMail.totpEnabled({ outbox }, user);
+      await this.#d.accountMail.send({ outbox }, totpMails.totpEnabled, recipient(user), {});
       await journal.record({
         type: 'mfa.totp_added',
         userId: actor.userId,
@@ -224,7 +226,7 @@ export class TotpService {
     const wasOn = await this.#d.transaction(async ({ totp, outbox, journal }) => {
       const on = await totp.remove(user.id);
       if (on) {
-        await this.#d.accountMail.totpDisabled({ outbox }, user);
+        await this.#d.accountMail.send({ outbox }, totpMails.totpDisabled, recipient(user), {});
         await journal.record({ type: 'mfa.totp_removed', userId: user.id, details: { via: 'self' } });
       }
       return on;
@@ -271,7 +273,8 @@ export class TotpService {
     }
     if (!(await repos.totp.useRecoveryCode(user.id, match.codeHash))) return false;
     await this.checked(repos, gate);
-    await this.#d.accountMail.recoveryCodeUsed(repos, user, await repos.totp.recoveryCodesLeft(user.id));
+    const left = await repos.totp.recoveryCodesLeft(user.id);
+    await this.#d.accountMail.send(repos, totpMails.recoveryCodeUsed, recipient(user), { left });
     return true;
   }
 
@@ -318,7 +321,9 @@ export class TotpService {
    */
   async failed(user: User, failures: number): Promise<void> {
     if (failures !== CODE_FAILURES_MAILED_AT) return;
-    await this.#d.transaction((repos) => this.#d.accountMail.secondFactorFailures(repos, user, failures));
+    await this.#d.transaction((repos) =>
+      this.#d.accountMail.send(repos, totpMails.secondFactorFailures, recipient(user), { failures }),
+    );
     this.#d.mail.wake();
   }
 

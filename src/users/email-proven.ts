@@ -9,6 +9,8 @@
 // interface, as recovery/service.ts declares its throttle, so users/ does not depend on oauth/.
 import type { AccountEvent, Journal } from '../kernel/journal.ts';
 import type { AccountMail, AccountMailRepositories, Addressee } from '../mail/account-mail.ts';
+import { recipient } from '../mail/index.ts';
+import { usersMails } from './mails.ts';
 import type { EmailProofsRepository } from './proof-repository.ts';
 
 /** What the rule needs of the linked identities (oauth/identity-repository.ts's IdentitiesRepository). */
@@ -121,10 +123,13 @@ export class EmailProven {
     const unlinked = await repos.identities.deleteUnproven(user.id);
     for (const identity of unlinked) {
       // The account was made by that identity, and so was its name: the notice does not greet by it.
-      await this.#accountMail.identityUnlinked(
+      await this.#accountMail.send(
         repos,
-        { ...user, emailVerified: false },
-        this.#providerName(identity.provider),
+        usersMails.identityUnlinked,
+        recipient({ ...user, emailVerified: false }),
+        {
+          provider: this.#providerName(identity.provider),
+        },
       );
       const data = { identityId: identity.id, provider: identity.provider, reason: by };
       await repos.journal.record(

@@ -12,6 +12,7 @@ import type { TotpUnit } from '../totp/feature.ts';
 import { reportEmailKeyCollisions } from './collisions.ts';
 import { EmailProven } from './email-proven.ts';
 import { USERS_ERRORS } from './errors.ts';
+import { usersMails } from './mails.ts';
 import { addAccountRoles } from './migrations/2026-11-27-0018-account-roles.ts';
 import { addUserLocale } from './migrations/2026-11-27-0022-user-locale.ts';
 import { normaliseEmailKeys } from './migrations/2026-12-07-0028-email-keys.ts';
@@ -29,6 +30,7 @@ export interface UsersUnit {
 
 export const usersFeature = feature({
   name: 'users',
+  mails: Object.values(usersMails),
   errors: USERS_ERRORS,
   migrations: {
     '2026-11-27-0018-account-roles': addAccountRoles,

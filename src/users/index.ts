@@ -9,6 +9,13 @@ export {
   refusalOf,
   rowOfObject,
 } from './imports.ts';
+export {
+  mailAccountDeleted,
+  mailEmailChanged,
+  mailPasswordChanged,
+  mailVerification,
+  usersMails,
+} from './mails.ts';
 export { EmailTakenError, toUser, USER_COLUMNS, type UsersRepository, userOfTuple } from './repository.ts';
 export { IDENTITY_ID, IdentitySchema, identityView } from './routes.ts';
 export { checkEmail, checkLocale, checkName, EMAIL_MAX, NAME_MAX } from './rules.ts';

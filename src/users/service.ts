@@ -22,6 +22,7 @@ import { invalid } from '../shared/text.ts';
 import type { EmailProven, EmailProvenRepositories } from './email-proven.ts';
 import { userData } from './events.ts';
 import type { CheckedImport, ImportAccount, ImportResult } from './imports.ts';
+import { mailAccountDeleted, mailEmailChanged, mailPasswordChanged, mailVerification } from './mails.ts';
 import {
   type EmailKeyCollision,
   EmailTakenError,
@@ -283,7 +284,7 @@ export class UsersService {
       if (next !== undefined) {
         const ended = await repos.sessions.deleteForUser(id, actor.tokenHash);
         await repos.appAccess.revokeAccount(id);
-        await this.#accountMail.passwordChanged(repos, updated);
+        await mailPasswordChanged(this.#accountMail, repos, updated);
         await repos.journal.record(
           { type: 'password.changed', userId: id, details: { via: 'change' } },
           { type: 'password.changed', userId: id, data: { via: 'change' } },
@@ -295,8 +296,8 @@ export class UsersService {
         const now = new Date();
         await repos.tokens.voidAll(id, 'password-reset', now);
         await repos.tokens.voidAll(id, 'email-verify', now);
-        await this.#accountMail.verification(repos, updated);
-        await this.#accountMail.emailChanged(repos, updated, current);
+        await mailVerification(this.#accountMail, repos, updated);
+        await mailEmailChanged(this.#accountMail, repos, updated, current);
       }
       return updated;
     });
@@ -338,7 +339,7 @@ export class UsersService {
       await repos.users.lockForDelete(id);
       await keepAnAdmin(repos.users, id);
       const user = await repos.users.delete(id);
-      if (user?.emailVerified) await this.#accountMail.accountDeleted(repos, user);
+      if (user?.emailVerified) await mailAccountDeleted(this.#accountMail, repos, user);
       if (user) await this.#deleted(repos, user, 'self');
       return user;
     });
@@ -596,7 +597,7 @@ export class UsersService {
         throw error;
       }
       if (next) await this.#passwords.set(repos, created.id, next);
-      await this.#accountMail.verification(repos, created);
+      await mailVerification(this.#accountMail, repos, created);
       await repos.journal.record(
         // A registration's actor is the account it makes.
         {

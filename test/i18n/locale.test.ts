@@ -5,17 +5,16 @@
 // plural forms and dates as each language writes them, through the real message formatter.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { FEATURES, featuresOf } from '../../src/features.ts';
+import { FEATURES, featuresOf, MAILS } from '../../src/features.ts';
 import {
   argumentsOf,
   COMMON_PARTS,
-  MESSAGE_IDS,
-  MESSAGE_SPECS,
+  type Mail,
   misusedArguments,
   parseText,
   usedArguments,
 } from '../../src/mail/catalog.ts';
-import { BUILT_IN_CATALOGS, MailTemplates } from '../../src/mail/templates.ts';
+import { BUILT_IN_LAYOUTS, MailTemplates } from '../../src/mail/templates.ts';
 import { composePageTexts, LocalizedPage } from '../../src/pages/i18n.ts';
 import { acceptedLocales, bestLocale, canonicalLocale, preferredLocale } from '../../src/shared/locale.ts';
 import { checkLocale } from '../../src/users/rules.ts';
@@ -95,27 +94,25 @@ describe('a locale from Accept-Language, and the best match', () => {
   });
 });
 
-describe('the built-in mail catalogs', () => {
+describe("the built-in mail texts: every feature's mails, and the layout they share", () => {
   test('every message of every language parses and uses only its own arguments, each as what it is', () => {
     for (const language of LANGUAGES) {
-      const catalog = BUILT_IN_CATALOGS[language];
+      const layout = BUILT_IN_LAYOUTS[language];
       for (const part of COMMON_PARTS) {
-        const used = usedArguments(parseText(catalog[part]));
-        for (const name of used)
+        const elements = parseText(layout[part]);
+        for (const name of usedArguments(elements))
           assert.ok(argumentsOf('common', part).includes(name), `${language} ${part}: {${name}}`);
+        assert.deepEqual(misusedArguments(elements, 'common', part), [], `${language} ${part}`);
       }
-      for (const id of MESSAGE_IDS) {
-        const texts = catalog.messages[id];
-        assert.equal(
-          texts.action !== undefined,
-          MESSAGE_SPECS[id].link,
-          `${language} ${id}: a label only with a link`,
-        );
+      for (const mail of MAILS) {
+        const texts = mail.texts[language];
+        const id = `${mail.feature}'s ${mail.kind}`;
+        assert.equal(texts.action !== undefined, mail.link, `${language} ${id}: a label only with a link`);
         for (const [part, text] of Object.entries(texts)) {
           const elements = parseText(text);
           for (const name of usedArguments(elements))
-            assert.ok(argumentsOf(id).includes(name), `${language} ${id}.${part}: {${name}}`);
-          assert.deepEqual(misusedArguments(elements), [], `${language} ${id}.${part}`);
+            assert.ok(argumentsOf(mail).includes(name), `${language} ${id}.${part}: {${name}}`);
+          assert.deepEqual(misusedArguments(elements, mail), [], `${language} ${id}.${part}`);
         }
       }
     }
@@ -123,20 +120,35 @@ describe('the built-in mail catalogs', () => {
 
   test('each translation uses the arguments the English text uses: nothing said in English is left out', () => {
     for (const language of LANGUAGES) {
-      for (const id of MESSAGE_IDS) {
-        for (const [part, english] of Object.entries(BUILT_IN_CATALOGS.en.messages[id])) {
-          const translated = BUILT_IN_CATALOGS[language].messages[id][part as 'subject' | 'body'];
+      for (const mail of MAILS) {
+        for (const [part, english] of Object.entries(mail.texts.en)) {
+          const translated = mail.texts[language][part as 'subject' | 'body'];
           assert.deepEqual(
             [...usedArguments(parseText(translated))].sort(),
             [...usedArguments(parseText(english))].sort(),
-            `${language} ${id}.${part}`,
+            `${language} ${mail.kind}.${part}`,
           );
         }
       }
     }
   });
 
-  const texts = new MailTemplates(undefined, { now: () => NOW });
+  const templates = new MailTemplates(MAILS, undefined, { now: () => NOW });
+  const mail = <V>(kind: string) => MAILS.find((m) => m.kind === kind) as Mail<V>;
+  const to = (locale: string, name?: string) => ({ email: 'a@example.com', locale, name });
+  const texts = {
+    recoveryCodeUsedMessage: (name: string | undefined, left: number, locale: string) =>
+      templates.compose(mail<{ left: number }>('recoveryCodeUsed'), to(locale, name), { left }),
+    secondFactorFailuresMessage: (name: string | undefined, failures: number, locale: string) =>
+      templates.compose(mail<{ failures: number }>('secondFactorFailures'), to(locale, name), { failures }),
+    passwordResetMessage: (name: string | undefined, url: string, ttlMs: number, locale: string) =>
+      templates.compose(mail<{ url: string; ttlMs: number }>('passwordReset'), to(locale, name), {
+        url,
+        ttlMs,
+      }),
+    passwordChangedMessage: (name: string | undefined, locale: string) =>
+      templates.compose(mail<object>('passwordChanged'), to(locale, name), {}),
+  };
   const lineWith = (text: string, needle: string) =>
     text.split('\n').find((line) => line.includes(needle)) ?? '';
 
@@ -165,7 +177,7 @@ describe('the built-in mail catalogs', () => {
     };
     for (const language of LANGUAGES)
       for (const [left, phrase] of expected[language].entries()) {
-        const mail = texts.recoveryCodeUsedMessage('a@example.com', 'Ana', left, language);
+        const mail = texts.recoveryCodeUsedMessage('Ana', left, language);
         assert.ok(mail.text.includes(phrase), `${language} ${left}: ${mail.text}`);
         assert.ok(mail.html.includes(phrase), `${language} ${left}: the HTML part says it too`);
       }
@@ -174,10 +186,7 @@ describe('the built-in mail catalogs', () => {
   test("plural forms by CLDR's rules, not English's: French counts 0 and 1 as one", () => {
     // secondFactorFailures has no =0 branch: what `one` means is the language's.
     const one = (language: string, failures: number) =>
-      lineWith(
-        texts.secondFactorFailuresMessage('a@example.com', undefined, failures, language).text,
-        `${failures}`,
-      );
+      lineWith(texts.secondFactorFailuresMessage(undefined, failures, language).text, `${failures}`);
     assert.match(one('fr', 0), /0 code erroné /);
     assert.match(one('fr', 1), /1 code erroné /);
     assert.match(one('fr', 5), /5 codes erronés d’affilée/);
@@ -191,13 +200,7 @@ describe('the built-in mail catalogs', () => {
 
   test('durations in words of the language: 15 Minuten, 1 heure, 2 horas, 7 days', () => {
     const validity = (language: string, ms: number) =>
-      texts.passwordResetMessage(
-        'a@example.com',
-        undefined,
-        'https://id.example/reset-password#token=t',
-        ms,
-        language,
-      ).text;
+      texts.passwordResetMessage(undefined, 'https://id.example/reset-password#token=t', ms, language).text;
     assert.match(validity('de', 15 * 60_000), /ist 15 Minuten lang gültig/);
     assert.match(validity('de', 60 * 60_000), /ist 1 Stunde lang gültig/);
     assert.match(validity('fr', 60 * 60_000), /pendant 1\sheure\./);
@@ -209,7 +212,7 @@ describe('the built-in mail catalogs', () => {
   });
 
   test('dates for the language, in UTC and saying so; a regional variant writes them its own way', () => {
-    const notice = (locale: string) => texts.passwordChangedMessage('a@example.com', undefined, locale).text;
+    const notice = (locale: string) => texts.passwordChangedMessage(undefined, locale).text;
     assert.match(notice('en'), /This happened on November 27, 2026 at 2:05 PM UTC\./);
     assert.match(notice('en-GB'), /This happened on 27 November 2026 at 14:05 UTC\./);
     assert.match(notice('de'), /Dies geschah am 27\. November 2026 um 14:05 UTC\./);
@@ -223,7 +226,7 @@ describe('the built-in mail catalogs', () => {
   test('every value is escaped in the HTML part, in every language, and the link is written out in full', () => {
     const url = 'https://id.example/reset-password#token=abc';
     for (const language of LANGUAGES) {
-      const mail = texts.passwordResetMessage('a@example.com', '<b>"Ana" & Co</b>', url, 1800_000, language);
+      const mail = texts.passwordResetMessage('<b>"Ana" & Co</b>', url, 1800_000, language);
       assert.ok(!mail.html.includes('<b>"Ana"'), mail.html);
       assert.ok(mail.html.includes('&lt;b&gt;&quot;Ana&quot; &amp; Co&lt;/b&gt;'), mail.html);
       assert.ok(mail.text.includes('<b>"Ana" & Co</b>'), 'the text part as typed');

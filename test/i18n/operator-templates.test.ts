@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, type Profile } from '../../src/config.ts';
-import { MESSAGE_IDS, MESSAGE_SPECS } from '../../src/mail/catalog.ts';
+import { checkMailTemplates, MAILS } from '../../src/features.ts';
 import { NO_THROTTLE, newUser, signIn, startApp, type TestApp } from '../helpers/app.ts';
 import { mailTo, waitForMails } from '../helpers/mail.ts';
 import { type ReceivedMail, startSmtp, type TestSmtp } from '../helpers/smtp.ts';
@@ -60,12 +60,15 @@ describe("the guide's worked example", () => {
       'passwordReset.de.json',
       'verifyEmail.it.json',
     ]);
-    for (const id of MESSAGE_IDS) {
+    for (const { kind: id, args } of MAILS) {
       const row = new RegExp(`^\\| \`${id}\` \\|[^|]*\\|([^|]*)\\|$`, 'm').exec(GUIDE);
       assert.ok(row, `the guide's table has ${id}`);
       const listed = [...row[1]!.matchAll(/`(\w+)`/g)].map((m) => m[1]);
-      assert.deepEqual(listed, [...MESSAGE_SPECS[id].args], `${id}'s arguments in the guide`);
+      assert.deepEqual(listed, [...args], `${id}'s arguments in the guide`);
     }
+    const table = GUIDE.slice(GUIDE.indexOf('| Message | Sent when |')).split('\n\n')[0]!;
+    const rows = [...table.matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]).sort();
+    assert.deepEqual(rows, MAILS.map((m) => m.kind).sort(), 'the table lists every mail, and only those');
   });
 });
 
@@ -165,13 +168,31 @@ describeEachStore('MAIL_TEMPLATES_DIR: the worked example', (store) => {
   });
 });
 
+/**
+ * What the server and the CLI do at start: loadConfig, which checks all it can without knowing the
+ * mails, then the check against the mails the features declare (decision 381).
+ */
+function startConfig(env: Record<string, string>) {
+  const config = loadConfig(env);
+  checkMailTemplates(config);
+  return config;
+}
+
 describe('MAIL_TEMPLATES_DIR: a broken template stops the start, naming its file', () => {
-  const cases: readonly { what: string; files: Record<string, string>; file: string; says: RegExp }[] = [
+  /** `early`: found by loadConfig alone, as it needs no mail's declaration. */
+  const cases: readonly {
+    what: string;
+    files: Record<string, string>;
+    file: string;
+    says: RegExp;
+    early?: true;
+  }[] = [
     {
       what: 'a text that does not parse',
       files: { 'passwordReset.de.json': '{"body": "Hallo {name"}' },
       file: 'passwordReset.de.json',
       says: /body: does not parse as ICU MessageFormat: .* at line 1, column \d+/,
+      early: true,
     },
     {
       what: 'a message Usher does not send',
@@ -202,6 +223,7 @@ describe('MAIL_TEMPLATES_DIR: a broken template stops the start, naming its file
       files: { 'common.es.json': '{"greeting": "{hasName, select, si {Hola {name}} other {Hola}}"}' },
       file: 'common.es.json',
       says: /\{hasName\} is never "si"/,
+      early: true,
     },
     {
       what: 'a text the message does not have',
@@ -214,12 +236,14 @@ describe('MAIL_TEMPLATES_DIR: a broken template stops the start, naming its file
       files: { 'verifyEmail.de.json': '{subject: nope}' },
       file: 'verifyEmail.de.json',
       says: /is not JSON/,
+      early: true,
     },
     {
       what: 'an HTML template without its text part',
       files: { 'passwordChanged.de.html': '<p>{name}</p>' },
       file: 'passwordChanged.de.html',
       says: /needs passwordChanged\.de\.txt beside it/,
+      early: true,
     },
     {
       what: 'a language Usher does not ship, with a message not whole',
@@ -232,12 +256,14 @@ describe('MAIL_TEMPLATES_DIR: a broken template stops the start, naming its file
       files: { 'passwordReset.de_DE.json': '{"subject": "x"}' },
       file: 'passwordReset.de_DE.json',
       says: /is not named <message>\.<locale>|is not a BCP 47 language tag/,
+      early: true,
     },
     {
       what: 'a file of another kind',
       files: { 'README.md': '# our templates' },
       file: 'README.md',
       says: /is not named <message>\.<locale>\.json, \.txt or \.html/,
+      early: true,
     },
     {
       what: 'the same template twice, in two letter cases',
@@ -247,15 +273,16 @@ describe('MAIL_TEMPLATES_DIR: a broken template stops the start, naming its file
       },
       file: 'passwordReset.de-AT.json',
       says: /is the same template as .*passwordReset\.DE-at\.json/,
+      early: true,
     },
   ];
 
-  for (const { what, files, file, says } of cases) {
-    test(`loadConfig refuses ${what}`, () => {
+  for (const { what, files, file, says, early } of cases) {
+    test(`the start refuses ${what}${early ? ' (loadConfig does)' : ''}`, () => {
       const dir = folder(files);
       try {
         assert.throws(
-          () => loadConfig({ MAIL_TEMPLATES_DIR: dir }),
+          () => (early ? loadConfig : startConfig)({ MAIL_TEMPLATES_DIR: dir }),
           (error: unknown) => {
             assert.ok(error instanceof ConfigError, String(error));
             assert.equal(error.setting, 'MAIL_TEMPLATES_DIR');
@@ -299,42 +326,46 @@ describe('MAIL_TEMPLATES_DIR: a broken template stops the start, naming its file
     }
   });
 
-  test('the server process stops before it listens: exit 2, one stderr line naming the file, no stack trace, no database made', async () => {
-    const dir = folder({ 'passwordReset.de.json': '{"body": "Hallo {name"}' });
-    const cwd = mkdtempSync(join(tmpdir(), 'usher-templates-run-'));
-    try {
-      const child = spawn(process.execPath, [SERVER], {
-        cwd,
-        env: { PATH: process.env.PATH ?? '', MAIL_TEMPLATES_DIR: dir, PORT: '0' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c: Buffer) => {
-        stdout += c;
-      });
-      child.stderr.on('data', (c: Buffer) => {
-        stderr += c;
-      });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
-      clearTimeout(timer);
-      assert.equal(code, 2, `exit ${code}; stderr: ${stderr}`);
-      assert.equal(stdout, '');
-      const lines = stderr.split('\n').filter((line) => line !== '');
-      assert.equal(lines.length, 1, `one stderr line: ${JSON.stringify(stderr)}`);
-      assert.equal(
-        lines[0]!.startsWith(
-          `usher: configuration error: MAIL_TEMPLATES_DIR: ${join(dir, 'passwordReset.de.json')}: body: does not parse`,
-        ),
-        true,
-        lines[0],
-      );
-      assert.ok(!lines[0]!.includes('    at '), 'no stack trace');
-      assert.throws(() => readFileSync(join(cwd, 'data', 'usher.db')), 'no database was made');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      rmSync(cwd, { recursive: true, force: true });
-    }
-  });
+  for (const [what, text, says] of [
+    ['a text that does not parse', '{"body": "Hallo {name"}', 'body: does not parse'],
+    ['an argument the mail does not have', '{"body": "Link: {link}"}', 'body: uses {link}'],
+  ] as const)
+    test(`the server process stops before it listens, for ${what}: exit 2, one stderr line naming the file, no stack trace, no database made`, async () => {
+      const dir = folder({ 'passwordReset.de.json': text });
+      const cwd = mkdtempSync(join(tmpdir(), 'usher-templates-run-'));
+      try {
+        const child = spawn(process.execPath, [SERVER], {
+          cwd,
+          env: { PATH: process.env.PATH ?? '', MAIL_TEMPLATES_DIR: dir, PORT: '0' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (c: Buffer) => {
+          stdout += c;
+        });
+        child.stderr.on('data', (c: Buffer) => {
+          stderr += c;
+        });
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+        clearTimeout(timer);
+        assert.equal(code, 2, `exit ${code}; stderr: ${stderr}`);
+        assert.equal(stdout, '');
+        const lines = stderr.split('\n').filter((line) => line !== '');
+        assert.equal(lines.length, 1, `one stderr line: ${JSON.stringify(stderr)}`);
+        assert.equal(
+          lines[0]!.startsWith(
+            `usher: configuration error: MAIL_TEMPLATES_DIR: ${join(dir, 'passwordReset.de.json')}: ${says}`,
+          ),
+          true,
+          lines[0],
+        );
+        assert.ok(!lines[0]!.includes('    at '), 'no stack trace');
+        assert.throws(() => readFileSync(join(cwd, 'data', 'usher.db')), 'no database was made');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+        rmSync(cwd, { recursive: true, force: true });
+      }
+    });
 });

@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Profile } from '../../src/config.ts';
 import { FEATURES } from '../../src/features.ts';
-import { asUser, register, signIn, startApp, type TestApp } from '../helpers/app.ts';
-import { metric } from '../helpers/mail.ts';
+import { asUser, newUser, register, signIn, startApp, type TestApp } from '../helpers/app.ts';
+import { mailTo, metric, waitForMails } from '../helpers/mail.ts';
+import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 import { exampleFeature } from './example-feature/feature.ts';
 
@@ -18,15 +19,19 @@ const WITH_EXAMPLE = FEATURES.with(exampleFeature);
 
 describeEachStore('A feature with state, added by one line (the example feature)', (store) => {
   const apps = {} as Record<Profile, TestApp>;
+  let smtp: TestSmtp;
   before(async () => {
+    smtp = await startSmtp();
     // Its setting, as an operator sets it.
     const environment = { EXAMPLE_NOTE_MAX_LENGTH: '20' };
-    apps.a = await startApp(store, 'a', { environment }, { features: WITH_EXAMPLE });
-    apps.b = await startApp(store, 'b', { environment }, { features: WITH_EXAMPLE });
+    const mail = mailTo(smtp.url);
+    apps.a = await startApp(store, 'a', { environment, mail }, { features: WITH_EXAMPLE });
+    apps.b = await startApp(store, 'b', { environment, mail }, { features: WITH_EXAMPLE });
   });
   after(async () => {
     await apps.a.close();
     await apps.b.close();
+    await smtp.close();
   });
 
   for (const profile of ['a', 'b'] as const) {
@@ -65,6 +70,19 @@ describeEachStore('A feature with state, added by one line (the example feature)
       );
       assert.deepEqual(event?.details, { noteId: id });
       assert.equal(await metric(t, 'usher_example_notes_total'), before + 1);
+    });
+
+    test(`ISSUE 41 (${profile}): its mail is sent with its texts, in the account's language`, async () => {
+      const t = apps[profile];
+      const user = newUser();
+      const registered = await t.post('/api/users', user, { 'accept-language': 'de' });
+      assert.equal(registered.statusCode, 201, registered.body);
+      const token = await signIn(t, user);
+      const added = await asUser(t, token).post('/api/example/notes', { text: 'eins' });
+      assert.equal(added.statusCode, 201, added.body);
+      const [mail] = await waitForMails(smtp, user.email, /Notiz/);
+      assert.equal(mail!.subject, 'Ihrem Konto wurde eine Notiz hinzugefügt');
+      assert.match(mail!.text, /eine Notiz mit 4 Zeichen hinzugefügt/);
     });
 
     test(`ISSUE 41 (${profile}): its routes are in the OpenAPI document, and bad input gets Usher's error`, async () => {

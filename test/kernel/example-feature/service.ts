@@ -1,6 +1,10 @@
 import type { InTransaction } from '../../../src/db/transactions.ts';
 import type { Journal } from '../../../src/kernel/journal.ts';
+import type { MailUnit } from '../../../src/mail/feature.ts';
+import { type AccountMail, recipient } from '../../../src/mail/index.ts';
 import { AppError } from '../../../src/shared/errors.ts';
+import type { UsersUnit } from '../../../src/users/feature.ts';
+import { exampleMails } from './mails.ts';
 import type { NotesObservers } from './metrics.ts';
 import type { Note, NotesRepository } from './repository.ts';
 
@@ -15,7 +19,9 @@ export interface NotesPolicy {
 
 export interface NotesDeps {
   notes: NotesRepository;
-  transaction: InTransaction<NotesUnit & { journal: Journal }>;
+  transaction: InTransaction<NotesUnit & UsersUnit & MailUnit & { journal: Journal }>;
+  accountMail: AccountMail;
+  mail: { wake(): void };
   policy: NotesPolicy;
   observe: NotesObservers;
   now: () => number;
@@ -32,11 +38,22 @@ export class NotesService {
   async add(userId: bigint, text: string): Promise<Note> {
     if ([...text].length > this.#d.policy.maxLength)
       throw new AppError('VALIDATION_FAILED', `text: at most ${this.#d.policy.maxLength} characters.`);
-    const note = await this.#d.transaction(async ({ notes, journal }) => {
-      const added = await notes.add(userId, text, this.#d.now());
-      await journal.record({ type: 'example.note_added', userId, details: { noteId: String(added.id) } });
+    // The note, its audit record and its mail commit together, or none does.
+    const note = await this.#d.transaction(async (repos) => {
+      const user = await repos.users.findById(userId);
+      if (!user) throw new AppError('UNAUTHENTICATED', 'The session has ended; sign in again.');
+      const added = await repos.notes.add(userId, text, this.#d.now());
+      await repos.journal.record({
+        type: 'example.note_added',
+        userId,
+        details: { noteId: String(added.id) },
+      });
+      await this.#d.accountMail.send(repos, exampleMails.noteAdded, recipient(user), {
+        length: [...text].length,
+      });
       return added;
     });
+    this.#d.mail.wake();
     this.#d.observe.noteAdded();
     return note;
   }

@@ -22,6 +22,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/signout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End the current session (cookie or Bearer token)
+         * @description Idempotent: without a (valid) session it still clears the cookie and answers 204.
+         */
+        post: operations["signOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your live sessions, newest first ('current' marks this one)
+         * @description The 100 newest at most: where you are signed in, to end the ones you do not recognise.
+         */
+        get: operations["listSessions"];
+        put?: never;
+        /**
+         * Sign in for a token, without a cookie (apps, servers, the docs page)
+         * @description The same checks and throttle as POST /api/signin. The token goes in `Authorization: Bearer …`; no cookie is set. Failures are SIGNIN_FAILED with a message, in both profiles.
+         */
+        post: operations["createSession"];
+        /**
+         * End all your sessions but this one
+         * @description Signs you out everywhere else, for example after a device was lost.
+         */
+        delete: operations["endOtherSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of your sessions (on every instance at once)
+         * @description Ending the current one also clears its cookie. Another user's session is unknown (404).
+         */
+        delete: operations["endSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/{id}": {
         parameters: {
             query?: never;
@@ -114,6 +182,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mfa/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start setting up two-step sign-in: a new TOTP secret, pending until confirmed
+         * @description Needs the present password again (an account without one: a sign-in of the last 10 minutes). A new call replaces a pending secret. 409 when two-step sign-in is already on; 503 when the server has no ENCRYPTION_KEY (PostgreSQL). A wrong password counts in the sign-in throttle (429 SIGNIN_FAILED once over it).
+         */
+        post: operations["startTotpSetup"];
+        /**
+         * Turn two-step sign-in off (the present password again)
+         * @description Also drops a pending set-up and the recovery codes. 204 even when it was not on. An account without a password: a sign-in of the last 10 minutes instead.
+         */
+        delete: operations["disableTotp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mfa/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm the pending TOTP secret with a code: two-step sign-in is on
+         * @description Answers the 10 recovery codes, shown this once (each signs in once instead of a code).
+         */
+        post: operations["confirmTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/signin/second-factor": {
         parameters: {
             query?: never;
@@ -149,74 +261,6 @@ export interface paths {
          */
         post: operations["signIn"];
         delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/sessions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Your live sessions, newest first ('current' marks this one)
-         * @description The 100 newest at most: where you are signed in, to end the ones you do not recognise.
-         */
-        get: operations["listSessions"];
-        put?: never;
-        /**
-         * Sign in for a token, without a cookie (apps, servers, the docs page)
-         * @description The same checks and throttle as POST /api/signin. The token goes in `Authorization: Bearer …`; no cookie is set. Failures are SIGNIN_FAILED with a message, in both profiles.
-         */
-        post: operations["createSession"];
-        /**
-         * End all your sessions but this one
-         * @description Signs you out everywhere else, for example after a device was lost.
-         */
-        delete: operations["endOtherSessions"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/signout": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * End the current session (cookie or Bearer token)
-         * @description Idempotent: without a (valid) session it still clears the cookie and answers 204.
-         */
-        post: operations["signOut"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/sessions/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * End one of your sessions (on every instance at once)
-         * @description Ending the current one also clears its cookie. Another user's session is unknown (404).
-         */
-        delete: operations["endSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -336,50 +380,6 @@ export interface paths {
          * @description The success body and session cookie of POST /api/signin, in the profile's shape. Any credential that does not verify (unknown, deleted, wrong signature, used or expired challenge, a counter that did not grow) is 401 SIGNIN_FAILED. No TOTP code is asked: a passkey with user verification is two factors already.
          */
         post: operations["signInWithPasskey"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/mfa/totp": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Start setting up two-step sign-in: a new TOTP secret, pending until confirmed
-         * @description Needs the present password again (an account without one: a sign-in of the last 10 minutes). A new call replaces a pending secret. 409 when two-step sign-in is already on; 503 when the server has no ENCRYPTION_KEY (PostgreSQL). A wrong password counts in the sign-in throttle (429 SIGNIN_FAILED once over it).
-         */
-        post: operations["startTotpSetup"];
-        /**
-         * Turn two-step sign-in off (the present password again)
-         * @description Also drops a pending set-up and the recovery codes. 204 even when it was not on. An account without a password: a sign-in of the last 10 minutes instead.
-         */
-        delete: operations["disableTotp"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/mfa/totp/confirm": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Confirm the pending TOTP secret with a code: two-step sign-in is on
-         * @description Answers the 10 recovery codes, shown this once (each signs in once instead of a code).
-         */
-        post: operations["confirmTotp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1474,21 +1474,6 @@ export interface components {
             /** @enum {string} */
             status: "accepted";
         };
-        /** @description Two-step sign-in is on: the recovery codes, shown this once. */
-        RecoveryCodes: {
-            /** @description Single-use codes for when the app is lost; stored only as hashes. */
-            recoveryCodes: string[];
-        };
-        /** @description A pending TOTP secret, to enter in an authenticator app. */
-        TotpSetup: {
-            /** @description The shared secret, base32; shown this once. */
-            secret: string;
-            /**
-             * Format: uri
-             * @description otpauth:// URI for a QR code.
-             */
-            uri: string;
-        };
         /** @description A session started for a client without cookies. */
         TokenSession: {
             /** @description The session token, for `Authorization: Bearer …`; shown this once. */
@@ -1537,23 +1522,20 @@ export interface components {
         SigninSuccess: {
             user: components["schemas"]["User"];
         };
-        /** @description A 404 failure: a stable code and a message for people. */
-        Error404: {
-            /**
-             * @description What went wrong, as a stable code; routes list the codes they give.
-             * @enum {string}
-             */
-            error: "NOT_FOUND" | "USER_NOT_FOUND";
-            message: string;
+        /** @description Two-step sign-in is on: the recovery codes, shown this once. */
+        RecoveryCodes: {
+            /** @description Single-use codes for when the app is lost; stored only as hashes. */
+            recoveryCodes: string[];
         };
-        /** @description A 403 failure: a stable code and a message for people. */
-        Error403: {
+        /** @description A pending TOTP secret, to enter in an authenticator app. */
+        TotpSetup: {
+            /** @description The shared secret, base32; shown this once. */
+            secret: string;
             /**
-             * @description What went wrong, as a stable code; routes list the codes they give.
-             * @enum {string}
+             * Format: uri
+             * @description otpauth:// URI for a QR code.
              */
-            error: "FORBIDDEN" | "SIGNIN_FAILED";
-            message: string;
+            uri: string;
         };
         /** @description A 429 failure: a stable code and a message for people. */
         Error429: {
@@ -1622,15 +1604,6 @@ export interface components {
              */
             locale: string;
         };
-        /** @description A 401 failure: a stable code and a message for people. */
-        Error401: {
-            /**
-             * @description What went wrong, as a stable code; routes list the codes they give.
-             * @enum {string}
-             */
-            error: "REAUTHENTICATION_REQUIRED" | "SIGNIN_FAILED" | "UNAUTHENTICATED";
-            message: string;
-        };
         /** @description Who is signed in, and the session making the request. */
         CurrentSession: {
             user: components["schemas"]["User"];
@@ -1667,6 +1640,33 @@ export interface components {
              * @enum {string}
              */
             error: "BAD_REQUEST" | "INVALID_QUERY" | "INVALID_TOKEN" | "SIGNIN_FAILED" | "VALIDATION_FAILED";
+        };
+        /** @description A 404 failure: a stable code and a message for people. */
+        Error404: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "NOT_FOUND" | "USER_NOT_FOUND";
+            message: string;
+        };
+        /** @description A 401 failure: a stable code and a message for people. */
+        Error401: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "REAUTHENTICATION_REQUIRED" | "SIGNIN_FAILED" | "UNAUTHENTICATED";
+            message: string;
+        };
+        /** @description A 403 failure: a stable code and a message for people. */
+        Error403: {
+            /**
+             * @description What went wrong, as a stable code; routes list the codes they give.
+             * @enum {string}
+             */
+            error: "FORBIDDEN" | "SIGNIN_FAILED";
+            message: string;
         };
         /** @description A 503 failure: a stable code and a message for people. */
         Error503: {
@@ -1764,6 +1764,551 @@ export interface operations {
                      * @example {
                      *       "error": "UNAVAILABLE",
                      *       "message": "The server is shutting down, or (WORKERS > 1) a worker did not give its metrics in time."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    signOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out; the session cookie is cleared. */
+            204: {
+                headers: {
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your live sessions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionListItem"][];
+                };
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    createSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The device token an earlier sign-in of this client to the account handed out (`Usher-Device` response header of POST /api/sessions): the attempt is then judged by this client's own failures. Ignored when it is not one the account knows. */
+                "usher-device"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery staple",
+                 *       "code": "123456"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Absent counts as an empty string. */
+                    email?: string;
+                    /** @description Absent counts as an empty string. */
+                    password?: string;
+                    /** @description For accounts with two-step sign-in: a current 6-digit TOTP code or one unused recovery code. Without a good one, the right password is answered 401 with `Usher-Second-Factor: totp`. */
+                    code?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed in: the token, the session and the user. */
+            201: {
+                headers: {
+                    /** @description The device token of this client for the account (it replaces the device cookie for clients without cookies): send it back in the `Usher-Device` request header on later sign-ins, so that others' failed guesses on the account do not lock this client out. Keep it like a session token. */
+                    "Usher-Device"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenSession"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is not a JSON object with string fields. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not a JSON object with string fields."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Wrong or missing credentials; with `Usher-Second-Factor: totp` when the password was right and a code is needed. */
+            401: {
+                headers: {
+                    /** @description The password was right and the account needs a code too: send `code`. */
+                    "Usher-Second-Factor"?: "totp";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Wrong or missing credentials; with Usher-Second-Factor: totp when the password was right and a code is needed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which)."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is larger than 32 KiB."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Too many attempts for this account or from this address; try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Too many attempts for this account or from this address; try again after Retry-After seconds."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: The database does not answer, or the server is too busy to check passwords (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "The database does not answer, or the server is too busy to check passwords (then with Retry-After)."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    endOtherSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    endSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A session id from GET /api/sessions (32 hex digits). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended. */
+            204: {
+                headers: {
+                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BAD_REQUEST",
+                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `NOT_FOUND`: You have no live session with that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NOT_FOUND",
+                     *       "message": "You have no live session with that id."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, or the server is shutting down."
                      *     }
                      */
                     "application/json": components["schemas"]["Error503"];
@@ -2593,6 +3138,460 @@ export interface operations {
             };
         };
     };
+    startTotpSetup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Your present password; a wrong one counts in the sign-in throttle. */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The pending secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpSetup"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body breaks a rule, or `password` is missing or not your present password.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /**
+             * @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token.
+             *
+             *     `REAUTHENTICATION_REQUIRED`: The account has no password (made through a provider) and its sign-in is over 10 minutes old: sign in again.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `TOTP_ALREADY_ON`: Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TOTP_ALREADY_ON",
+                     *       "message": "Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Wrong present passwords have throttled the account. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Wrong present passwords have throttled the account."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL)."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    disableTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Your present password; a wrong one counts in the sign-in throttle. */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Two-step sign-in is off. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body breaks a rule, or `password` is missing or not your present password.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /**
+             * @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token.
+             *
+             *     `REAUTHENTICATION_REQUIRED`: The account has no password (made through a provider) and its sign-in is over 10 minutes old: sign in again.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `SIGNIN_FAILED`: Wrong present passwords have throttled the account. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "SIGNIN_FAILED",
+                     *       "message": "Wrong present passwords have throttled the account."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL)."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    confirmTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The current 6-digit code your authenticator app shows for the new secret. */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Two-step sign-in is on. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodes"];
+                };
+            };
+            /**
+             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
+             *
+             *     `VALIDATION_FAILED`: The body breaks a rule, there is no pending set-up, or the code is wrong.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAUTHENTICATED",
+                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "FORBIDDEN",
+                     *       "message": "The session cookie was sent cross-site."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /** @description `TOTP_ALREADY_ON`: Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TOTP_ALREADY_ON",
+                     *       "message": "Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "The body is not application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "INTERNAL",
+                     *       "message": "An unexpected failure; details are logged, never returned."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /** @description `UNAVAILABLE`: The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait, when the server is busy rather than down. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "UNAVAILABLE",
+                     *       "message": "The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL)."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
     signInSecondFactor: {
         parameters: {
             query?: never;
@@ -2922,551 +3921,6 @@ export interface operations {
                      * @example {
                      *       "error": "SIGNIN_FAILED",
                      *       "message": "The database does not answer, or the server is too busy to check passwords (then with Retry-After)."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-        };
-    };
-    listSessions: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Your live sessions. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionListItem"][];
-                };
-            };
-            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "BAD_REQUEST",
-                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "UNAUTHENTICATED",
-                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "INTERNAL",
-                     *       "message": "An unexpected failure; details are logged, never returned."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
-            503: {
-                headers: {
-                    /** @description Seconds to wait, when the server is busy rather than down. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "UNAVAILABLE",
-                     *       "message": "The database does not answer, or the server is shutting down."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-        };
-    };
-    createSession: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The device token an earlier sign-in of this client to the account handed out (`Usher-Device` response header of POST /api/sessions): the attempt is then judged by this client's own failures. Ignored when it is not one the account knows. */
-                "usher-device"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "email": "ada@example.com",
-                 *       "password": "correct horse battery staple",
-                 *       "code": "123456"
-                 *     }
-                 */
-                "application/json": {
-                    /** @description Absent counts as an empty string. */
-                    email?: string;
-                    /** @description Absent counts as an empty string. */
-                    password?: string;
-                    /** @description For accounts with two-step sign-in: a current 6-digit TOTP code or one unused recovery code. Without a good one, the right password is answered 401 with `Usher-Second-Factor: totp`. */
-                    code?: string;
-                } & {
-                    [key: string]: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Signed in: the token, the session and the user. */
-            201: {
-                headers: {
-                    /** @description The device token of this client for the account (it replaces the device cookie for clients without cookies): send it back in the `Usher-Device` request header on later sign-ins, so that others' failed guesses on the account do not lock this client out. Keep it like a session token. */
-                    "Usher-Device"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TokenSession"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: The body is not a JSON object with string fields. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "SIGNIN_FAILED",
-                     *       "message": "The body is not a JSON object with string fields."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: Wrong or missing credentials; with `Usher-Second-Factor: totp` when the password was right and a code is needed. */
-            401: {
-                headers: {
-                    /** @description The password was right and the account needs a code too: send `code`. */
-                    "Usher-Second-Factor"?: "totp";
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "SIGNIN_FAILED",
-                     *       "message": "Wrong or missing credentials; with Usher-Second-Factor: totp when the password was right and a code is needed."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "SIGNIN_FAILED",
-                     *       "message": "The credential was right, but the email is not verified yet while REQUIRE_VERIFIED_EMAIL is on, or an admin disabled the account (profile B says which)."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: The body is larger than 32 KiB. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "SIGNIN_FAILED",
-                     *       "message": "The body is larger than 32 KiB."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error413"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: The body is not application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "SIGNIN_FAILED",
-                     *       "message": "The body is not application/json."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: Too many attempts for this account or from this address; try again after Retry-After seconds. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "SIGNIN_FAILED",
-                     *       "message": "Too many attempts for this account or from this address; try again after Retry-After seconds."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error429"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: An unexpected failure; details are logged, never returned. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "SIGNIN_FAILED",
-                     *       "message": "An unexpected failure; details are logged, never returned."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: The database does not answer, or the server is too busy to check passwords (then with Retry-After). */
-            503: {
-                headers: {
-                    /** @description Seconds to wait, when the server is busy rather than down. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "SIGNIN_FAILED",
-                     *       "message": "The database does not answer, or the server is too busy to check passwords (then with Retry-After)."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-        };
-    };
-    endOtherSessions: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Ended. */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "BAD_REQUEST",
-                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "UNAUTHENTICATED",
-                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "FORBIDDEN",
-                     *       "message": "The session cookie was sent cross-site."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "INTERNAL",
-                     *       "message": "An unexpected failure; details are logged, never returned."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
-            503: {
-                headers: {
-                    /** @description Seconds to wait, when the server is busy rather than down. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "UNAVAILABLE",
-                     *       "message": "The database does not answer, or the server is shutting down."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-        };
-    };
-    signOut: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Signed out; the session cookie is cleared. */
-            204: {
-                headers: {
-                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
-                    "Set-Cookie"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "BAD_REQUEST",
-                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "FORBIDDEN",
-                     *       "message": "The session cookie was sent cross-site."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "INTERNAL",
-                     *       "message": "An unexpected failure; details are logged, never returned."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
-            503: {
-                headers: {
-                    /** @description Seconds to wait, when the server is busy rather than down. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "UNAVAILABLE",
-                     *       "message": "The database does not answer, or the server is shutting down."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-        };
-    };
-    endSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A session id from GET /api/sessions (32 hex digits). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Ended. */
-            204: {
-                headers: {
-                    /** @description The session cookie (HttpOnly, SameSite=Lax; Secure behind HTTPS), or its removal; after a sign-in or a password reset also the device cookie `usher_device` (HttpOnly, SameSite=Strict, Path=/api), by which this browser's sign-ins to the account are judged by their own failures, not by others'. */
-                    "Set-Cookie"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "BAD_REQUEST",
-                     *       "message": "The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding)."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "UNAUTHENTICATED",
-                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "FORBIDDEN",
-                     *       "message": "The session cookie was sent cross-site."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description `NOT_FOUND`: You have no live session with that id. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "NOT_FOUND",
-                     *       "message": "You have no live session with that id."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error404"];
-                };
-            };
-            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "INTERNAL",
-                     *       "message": "An unexpected failure; details are logged, never returned."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description `UNAVAILABLE`: The database does not answer, or the server is shutting down. */
-            503: {
-                headers: {
-                    /** @description Seconds to wait, when the server is busy rather than down. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "UNAVAILABLE",
-                     *       "message": "The database does not answer, or the server is shutting down."
                      *     }
                      */
                     "application/json": components["schemas"]["Error503"];
@@ -4241,460 +4695,6 @@ export interface operations {
                      * @example {
                      *       "error": "SIGNIN_FAILED",
                      *       "message": "The database does not answer."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-        };
-    };
-    startTotpSetup: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description Your present password; a wrong one counts in the sign-in throttle. */
-                    password?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description The pending secret. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TotpSetup"];
-                };
-            };
-            /**
-             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
-             *
-             *     `VALIDATION_FAILED`: The body breaks a rule, or `password` is missing or not your present password.
-             */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /**
-             * @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token.
-             *
-             *     `REAUTHENTICATION_REQUIRED`: The account has no password (made through a provider) and its sign-in is over 10 minutes old: sign in again.
-             */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "FORBIDDEN",
-                     *       "message": "The session cookie was sent cross-site."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description `TOTP_ALREADY_ON`: Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "TOTP_ALREADY_ON",
-                     *       "message": "Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error409"];
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "PAYLOAD_TOO_LARGE",
-                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error413"];
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
-                     *       "message": "The body is not application/json."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: Wrong present passwords have throttled the account. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "SIGNIN_FAILED",
-                     *       "message": "Wrong present passwords have throttled the account."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error429"];
-                };
-            };
-            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "INTERNAL",
-                     *       "message": "An unexpected failure; details are logged, never returned."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description `UNAVAILABLE`: The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL). */
-            503: {
-                headers: {
-                    /** @description Seconds to wait, when the server is busy rather than down. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "UNAVAILABLE",
-                     *       "message": "The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL)."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-        };
-    };
-    disableTotp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description Your present password; a wrong one counts in the sign-in throttle. */
-                    password?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Two-step sign-in is off. */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /**
-             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
-             *
-             *     `VALIDATION_FAILED`: The body breaks a rule, or `password` is missing or not your present password.
-             */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /**
-             * @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token.
-             *
-             *     `REAUTHENTICATION_REQUIRED`: The account has no password (made through a provider) and its sign-in is over 10 minutes old: sign in again.
-             */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "FORBIDDEN",
-                     *       "message": "The session cookie was sent cross-site."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "PAYLOAD_TOO_LARGE",
-                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error413"];
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
-                     *       "message": "The body is not application/json."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description `SIGNIN_FAILED`: Wrong present passwords have throttled the account. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "SIGNIN_FAILED",
-                     *       "message": "Wrong present passwords have throttled the account."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error429"];
-                };
-            };
-            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "INTERNAL",
-                     *       "message": "An unexpected failure; details are logged, never returned."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description `UNAVAILABLE`: The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL). */
-            503: {
-                headers: {
-                    /** @description Seconds to wait, when the server is busy rather than down. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "UNAVAILABLE",
-                     *       "message": "The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL)."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error503"];
-                };
-            };
-        };
-    };
-    confirmTotp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description The current 6-digit code your authenticator app shows for the new secret. */
-                    code: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Two-step sign-in is on. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RecoveryCodes"];
-                };
-            };
-            /**
-             * @description `BAD_REQUEST`: The request is not valid HTTP/1.1 (for example both Content-Length and Transfer-Encoding).
-             *
-             *     `VALIDATION_FAILED`: The body breaks a rule, there is no pending set-up, or the code is wrong.
-             */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error400"];
-                };
-            };
-            /** @description `UNAUTHENTICATED`: The request needs a session: sign in and send the cookie or a Bearer token. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "UNAUTHENTICATED",
-                     *       "message": "The request needs a session: sign in and send the cookie or a Bearer token."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error401"];
-                };
-            };
-            /** @description `FORBIDDEN`: The session cookie was sent cross-site. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "FORBIDDEN",
-                     *       "message": "The session cookie was sent cross-site."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error403"];
-                };
-            };
-            /** @description `TOTP_ALREADY_ON`: Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "TOTP_ALREADY_ON",
-                     *       "message": "Two-step sign-in (TOTP) is already on for this account; turn it off first to set it up again."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error409"];
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "PAYLOAD_TOO_LARGE",
-                     *       "message": "The body is larger than the route accepts: 32 KiB, or 64 KiB for a change to your account or a passkey registration, 128 KiB for products and reviews."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error413"];
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "UNSUPPORTED_MEDIA_TYPE",
-                     *       "message": "The body is not application/json."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error415"];
-                };
-            };
-            /** @description `INTERNAL`: An unexpected failure; details are logged, never returned. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "INTERNAL",
-                     *       "message": "An unexpected failure; details are logged, never returned."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error500"];
-                };
-            };
-            /** @description `UNAVAILABLE`: The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL). */
-            503: {
-                headers: {
-                    /** @description Seconds to wait, when the server is busy rather than down. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "UNAVAILABLE",
-                     *       "message": "The database does not answer, the server is shutting down, or it has no ENCRYPTION_KEY to keep TOTP secrets with (PostgreSQL)."
                      *     }
                      */
                     "application/json": components["schemas"]["Error503"];

@@ -30,9 +30,7 @@ export const oauthFeature = feature({
   mails: Object.values(oauthMails),
   errors: OAUTH_ERRORS,
   migrations: { '2026-11-25-0015-oauth': createOAuth },
-  repositories: (db, { postgres }): IdentitiesUnit => ({
-    identities: new IdentitiesRepository(db),
-  }),
+  repositories: (db): IdentitiesUnit => ({ identities: new IdentitiesRepository(db) }),
   build(
     kernel: Kernel<Config, OAuthRepositories & IdentitiesUnit & TotpUnit & KernelUnit, unknown>,
     needs: { signin: SigninExports; mail: MailExports; users: UsersExports },

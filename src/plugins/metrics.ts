@@ -8,7 +8,6 @@ import cluster, { type Worker } from 'node:cluster';
 import fp from 'fastify-plugin';
 import {
   AggregatorRegistry,
-  Counter,
   collectDefaultMetrics,
   Gauge,
   type Metric,

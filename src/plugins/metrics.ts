@@ -6,13 +6,7 @@
 
 import cluster, { type Worker } from 'node:cluster';
 import fp from 'fastify-plugin';
-import {
-  AggregatorRegistry,
-  collectDefaultMetrics,
-  Gauge,
-  type Metric,
-  Registry,
-} from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client';
 import { Type } from 'typebox';
 import type { Database } from '../db/database.ts';
 import { AppError } from '../shared/errors.ts';

@@ -6,8 +6,14 @@
 import { type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import type { AccountRole, Tables } from '../db/schema.ts';
 import type { PageRequest } from '../shared/paging.ts';
-import { emailKey, nameKey, parseRoles } from '../users/index.ts';
-import type { AccountRecord } from '../users/repository.ts';
+import {
+  ACCOUNT_COLUMNS,
+  type AccountRecord,
+  type AccountRow,
+  emailKey,
+  nameKey,
+  toAccountRecord,
+} from '../users/index.ts';
 
 export const ADMIN_SORT_KEYS = ['id', 'email', 'name', 'createdAt', 'lastSignInAt'] as const;
 export type AdminSortKey = (typeof ADMIN_SORT_KEYS)[number];
@@ -30,52 +36,6 @@ export interface UserFilters {
 
 /** An account as support staff see it. */
 export type AdminUserRecord = AccountRecord;
-
-/** users/repository.ts's ACCOUNT_COLUMNS, read by the search in its own statements. */
-const ADMIN_COLUMNS = [
-  'id',
-  'email',
-  'name',
-  'role',
-  'roles',
-  'created_at',
-  'email_verified_at',
-  'disabled_at',
-  'disabled_reason',
-  'last_signin_at',
-  'locale',
-] as const;
-
-interface AdminRow {
-  id: bigint;
-  email: string;
-  name: string;
-  role: AccountRole;
-  roles: string;
-  created_at: Date;
-  email_verified_at: Date | null;
-  disabled_at: Date | null;
-  disabled_reason: string | null;
-  last_signin_at: Date | null;
-  locale: string;
-}
-
-/** users/repository.ts's toAccountRecord. */
-function toRecord(row: AdminRow): AdminUserRecord {
-  return {
-    id: row.id,
-    email: row.email,
-    name: row.name,
-    role: row.role,
-    roles: parseRoles(row.roles),
-    createdAt: row.created_at,
-    emailVerified: row.email_verified_at !== null,
-    disabledAt: row.disabled_at,
-    disabledReason: row.disabled_reason,
-    lastSignInAt: row.last_signin_at,
-    locale: row.locale,
-  };
-}
 
 /** `%`, `_` and the escape itself taken literally in a LIKE pattern (ESCAPE '\'). */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -197,14 +157,14 @@ export class AdminRepository {
     paging: PageRequest<AdminSortKey>,
   ): Promise<AdminUserRecord[]> {
     const direction = paging.descending ? 'desc' : 'asc';
-    let ordered = query.select(ADMIN_COLUMNS);
+    let ordered = query.select(ACCOUNT_COLUMNS);
     const column = SORT_COLUMNS[paging.sort];
     // Never-signed-in accounts last in either direction, as on both stores alike.
     if (column === 'last_signin_at') ordered = ordered.orderBy(sql`last_signin_at is null`);
     ordered = ordered.orderBy(column, direction);
     if (column !== 'id') ordered = ordered.orderBy('id', direction);
     const rows = await ordered.limit(paging.size).offset(paging.offset).execute();
-    return rows.map(toRecord);
+    return rows.map(toAccountRecord);
   }
 
   /** One page of the users the filters keep, in the page's order (then by id). */
@@ -218,13 +178,14 @@ export class AdminRepository {
         sql<SqlBool>`users_search match ${match}`,
         ...this.#conditions({ ...filters, q: undefined }, undefined),
       ];
-      const { rows } = await sql<AdminRow>`select ${sql.join(ADMIN_COLUMNS.map((c) => sql.ref(`users.${c}`)))}
+      const { rows } =
+        await sql<AccountRow>`select ${sql.join(ACCOUNT_COLUMNS.map((c) => sql.ref(`users.${c}`)))}
         from users_search join users on users.id = users_search.rowid
         where ${sql.join(conditions, sql` and `)}
         order by users_search.rowid ${sql.raw(direction)} limit ${paging.size} offset ${paging.offset}`.execute(
-        this.#db,
-      );
-      return rows.map(toRecord);
+          this.#db,
+        );
+      return rows.map(toAccountRecord);
     }
     return this.#ordered(this.#filtered(filters), paging);
   }

@@ -16,7 +16,17 @@ export {
   mailVerification,
   usersMails,
 } from './mails.ts';
-export { EmailTakenError, toUser, USER_COLUMNS, type UsersRepository, userOfTuple } from './repository.ts';
+export {
+  ACCOUNT_COLUMNS,
+  type AccountRecord,
+  type AccountRow,
+  EmailTakenError,
+  toAccountRecord,
+  toUser,
+  USER_COLUMNS,
+  type UsersRepository,
+  userOfTuple,
+} from './repository.ts';
 export { IDENTITY_ID, IdentitySchema, identityView } from './routes.ts';
 export { checkEmail, checkLocale, checkName, EMAIL_MAX, NAME_MAX } from './rules.ts';
 export { type AccountIdentity, type AccountMethodReaders, keepAnAdmin } from './service.ts';

@@ -56,7 +56,7 @@ export interface AccountRecord {
 }
 
 /** An AccountRecord's columns. */
-const ACCOUNT_COLUMNS = [
+export const ACCOUNT_COLUMNS = [
   'id',
   'email',
   'name',
@@ -70,7 +70,10 @@ const ACCOUNT_COLUMNS = [
   'locale',
 ] as const;
 
-function toAccountRecord(row: Pick<Selectable<UsersTable>, (typeof ACCOUNT_COLUMNS)[number]>): AccountRecord {
+/** The row an AccountRecord is read from. */
+export type AccountRow = Pick<Selectable<UsersTable>, (typeof ACCOUNT_COLUMNS)[number]>;
+
+export function toAccountRecord(row: AccountRow): AccountRecord {
   return {
     id: row.id,
     email: row.email,

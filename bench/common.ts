@@ -20,6 +20,7 @@ export const USERS = 1000;
 export const PASSWORD = 'bench-password-1';
 const BASELINE_ENTRY = fileURLToPath(new URL('./baseline.ts', import.meta.url));
 const CLK_TCK = 100;
+const START_TIMEOUT_MS = 60_000;
 const BENCH_OUTBOX = mkdtempSync(join(tmpdir(), 'usher-bench-outbox-'));
 
 export type Server = 'baseline' | 'usher';
@@ -164,7 +165,9 @@ export async function launch(
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 400; i++) {
+  // Up to a minute: a loaded machine can take that long to start Usher, whose first answer a
+  // quiet one gives within about two seconds.
+  while (performance.now() - started < START_TIMEOUT_MS) {
     try {
       await fetch(`${base}/api/users/1`);
       const startMs = performance.now() - started;
@@ -173,7 +176,8 @@ export async function launch(
       await new Promise((r) => setTimeout(r, 10));
     }
   }
-  throw new Error(`${kind} did not start`);
+  child.kill('SIGKILL');
+  throw new Error(`${kind} did not start within ${START_TIMEOUT_MS / 1000} s`);
 }
 
 /** The session token seed() stored for user `id` (1 to USERS). */

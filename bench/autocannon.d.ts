@@ -29,6 +29,8 @@ declare module 'autocannon' {
     connections?: number;
     duration?: number;
     amount?: number;
+    /** ms between samples; a run with `amount` ends at the first sample after its last answer (default 1000). */
+    sampleInt?: number;
     pipelining?: number;
     requests?: Request[];
   }

@@ -151,7 +151,7 @@ describeUnless(skip, 'Database outage [postgres]', () => {
       await proxy.stop();
       assert.equal((await app.get(`/api/users/${userId}`)).statusCode, 503);
       await proxy.start();
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + 30_000;
       let status = 0;
       while (Date.now() < deadline) {
         status = (await app.get(`/api/users/${userId}`)).statusCode;

@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { TEST_OUTBOX } from './app.ts';
+import { TEST_DATABASE_TIMEOUTS, TEST_OUTBOX } from './app.ts';
 
 export const SERVER_ENTRY = fileURLToPath(new URL('../../src/server.ts', import.meta.url));
 
@@ -85,6 +85,8 @@ export async function startServer(
       REGISTRATION_MAX_PER_ADDRESS: '1000000',
       REGISTRATION_MAX_CONCURRENT_PER_ADDRESS: '10000',
       REGISTRATION_MAX_CONCURRENT: '10000',
+      DATABASE_CONNECT_TIMEOUT_MS: String(TEST_DATABASE_TIMEOUTS.connectTimeoutMs),
+      DATABASE_STATEMENT_TIMEOUT_MS: String(TEST_DATABASE_TIMEOUTS.statementTimeoutMs),
       ...env,
       PORT: String(port),
     },

@@ -89,7 +89,7 @@ export async function startIn(
   cwd: string,
   env: Record<string, string>,
   // A limit on a failure only (a server that answers is used at once): generous for a loaded machine.
-  timeoutMs = 60_000,
+  timeoutMs = 120_000,
 ): Promise<Running> {
   const port = env.PORT ?? String(await freePort());
   const child = spawn(command[0]!, command.slice(1), {

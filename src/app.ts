@@ -38,6 +38,7 @@ import { sessionPlugin } from './sessions/plugin.ts';
 import { BODY_LIMITS } from './shared/body-limits.ts';
 import { ErrorTable, serveErrorCodes } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
+import { sharedSerializers } from './shared/serializers.ts';
 
 export interface AppOptions {
   /** Where log lines go (stdout by default); tests pass a stream to read them. */
@@ -130,6 +131,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     rewriteUrl: (request) => neutraliseUnroutableSegments(request.url ?? '/'),
     frameworkErrors: frameworkError,
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   // A client that trickles its headers is cut off instead of holding a socket.
   app.server.headersTimeout = 10_000;

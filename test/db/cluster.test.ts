@@ -23,8 +23,9 @@ describeEachStore('WORKERS=2', (store) => {
   const startCluster = async () => {
     const server = await startServer({ DATABASE_URL: store.url, WORKERS: '2' });
     servers.push(server);
-    // Workers come up independently; wait until both are forked.
-    const deadline = Date.now() + 10_000;
+    // Workers come up independently; wait until both are forked (a bound on a failure only, long
+    // enough for a loaded machine).
+    const deadline = Date.now() + 60_000;
     while (childPids(server.child.pid!).length < 2 && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 100));
     return server;

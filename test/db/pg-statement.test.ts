@@ -220,7 +220,23 @@ describeUnless(
         ]);
         const running = runNamed('held', 'select pg_sleep($1::float8) is null as held', [5]);
         const refused = assert.rejects(running, /Connection terminated unexpectedly/);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        // Cut once the run is on the server (a fixed 100 ms stood here: on a loaded machine the
+        // cut could come before the run was sent).
+        const watcher = new pg.Client({ connectionString: url });
+        await watcher.connect();
+        try {
+          const deadline = Date.now() + 20_000;
+          for (;;) {
+            const { rows } = await watcher.query(
+              "select 1 from pg_stat_activity where datname = current_database() and query like 'select pg_sleep%' and state = 'active'",
+            );
+            if (rows.length > 0) break;
+            assert.ok(Date.now() < deadline, 'the held run reached the server within 20 s');
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        } finally {
+          await watcher.end();
+        }
         for (const socket of sockets) socket.destroy();
         await refused;
         await new Promise((resolve) => setTimeout(resolve, 50));

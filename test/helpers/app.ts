@@ -54,10 +54,19 @@ export const NO_REGISTRATION_LIMITS = {
 /** Where this test process's apps write mail when no SMTP server is configured. */
 export const TEST_OUTBOX = mkdtempSync(join(tmpdir(), 'usher-outbox-'));
 
+/**
+ * PostgreSQL's connect and statement timeouts of the tests' apps and servers. The operator's
+ * defaults (2 s and 5 s) are bounds on a failure that a loaded 2-core machine reaches without one:
+ * a new connection took 1.9 s there beside two CPU burners, and an app answered 503 for it. Tests
+ * of the timeouts themselves set their own.
+ */
+export const TEST_DATABASE_TIMEOUTS = { connectTimeoutMs: 30_000, statementTimeoutMs: 60_000 } as const;
+
 export function testConfig(store: Store, profile: Profile, overrides: Partial<Config> = {}): Config {
   const defaults = loadConfig({ DATABASE_URL: store.url, PROFILE: profile, LOG_LEVEL: 'info' });
   return {
     ...defaults,
+    database: { ...defaults.database, ...TEST_DATABASE_TIMEOUTS },
     passwordHash: { ...CHEAP_HASH },
     mail: { ...defaults.mail, outboxDir: TEST_OUTBOX },
     registration: { ...NO_REGISTRATION_LIMITS },

@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { TEST_OUTBOX } from './app.ts';
+import { TEST_DATABASE_TIMEOUTS, TEST_OUTBOX } from './app.ts';
 
 export const SERVER_ENTRY = fileURLToPath(new URL('../../src/server.ts', import.meta.url));
 
@@ -63,7 +63,19 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
-export async function startServer(env: Record<string, string>, timeoutMs = 15_000): Promise<ServerProcess> {
+/**
+ * How long a server may take to answer /healthz, or to exit after a signal, before it counts as
+ * stuck. Only a limit on a failure: a server that is up is used at once. 15 s was too short on a
+ * loaded 2-core machine (two CPU burners beside a test run): a server still loading its modules was
+ * given up on, and one still shutting down was killed, its exit code lost; at a load average of 35
+ * a server took 78 s to listen.
+ */
+const SERVER_LIMIT_MS = 120_000;
+
+export async function startServer(
+  env: Record<string, string>,
+  timeoutMs = SERVER_LIMIT_MS,
+): Promise<ServerProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = spawn(process.execPath, [SERVER_ENTRY], {
     env: {
@@ -74,6 +86,8 @@ export async function startServer(env: Record<string, string>, timeoutMs = 15_00
       REGISTRATION_MAX_PER_ADDRESS: '1000000',
       REGISTRATION_MAX_CONCURRENT_PER_ADDRESS: '10000',
       REGISTRATION_MAX_CONCURRENT: '10000',
+      DATABASE_CONNECT_TIMEOUT_MS: String(TEST_DATABASE_TIMEOUTS.connectTimeoutMs),
+      DATABASE_STATEMENT_TIMEOUT_MS: String(TEST_DATABASE_TIMEOUTS.statementTimeoutMs),
       ...env,
       PORT: String(port),
     },
@@ -110,7 +124,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 15_00
     output: () => output,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), SERVER_LIMIT_MS);
       try {
         return await exited;
       } finally {
@@ -135,6 +149,13 @@ export interface ProcessRun {
  */
 const RUN_LIMIT_MS = 300_000;
 
+/**
+ * The compile cache test/run.ts gives the test processes, passed on to the commands they run (the
+ * CLI loads the app's modules at every run): a start without stripping and compiling them again.
+ */
+const COMPILE_CACHE: Record<string, string> =
+  process.env.NODE_COMPILE_CACHE === undefined ? {} : { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE };
+
 export function runProcess(
   command: string,
   args: string[],
@@ -145,7 +166,7 @@ export function runProcess(
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd,
-      env: { PATH: process.env.PATH ?? '', ...env },
+      env: { PATH: process.env.PATH ?? '', ...COMPILE_CACHE, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

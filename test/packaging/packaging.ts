@@ -88,7 +88,8 @@ export async function startIn(
   command: string[],
   cwd: string,
   env: Record<string, string>,
-  timeoutMs = 30_000,
+  // A limit on a failure only (a server that answers is used at once): generous for a loaded machine.
+  timeoutMs = 120_000,
 ): Promise<Running> {
   const port = env.PORT ?? String(await freePort());
   const child = spawn(command[0]!, command.slice(1), {
@@ -125,7 +126,7 @@ export async function startIn(
     output: () => output,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
       await exited;
       clearTimeout(timer);
     },

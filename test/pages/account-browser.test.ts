@@ -25,11 +25,11 @@ const SCREENSHOTS = new URL(
 const RESULTS = new URL('../../test-results/pages/', import.meta.url);
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 
-/** Polls `condition` from Node (up to 10 s). */
+/** Polls `condition` from Node (up to 30 s: a bound on a failure, far from a loaded machine's noise). */
 async function until(condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 30_000;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met within 10 s');
+    if (Date.now() > deadline) throw new Error('condition not met within 30 s');
     await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -26,7 +26,7 @@ const visible = (page: Page, selector: string) =>
   page.locator(selector).first().waitFor({ state: 'visible' });
 /** Waits until the element's text matches `pattern` (a message replaced by the next one). */
 async function says(page: Page, selector: string, pattern: RegExp): Promise<void> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 30_000;
   for (;;) {
     const text = (await page.locator(selector).isVisible()) ? await page.locator(selector).innerText() : '';
     if (pattern.test(text)) return;

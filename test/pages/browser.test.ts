@@ -86,7 +86,7 @@ function mimeParts(raw: string): { type: string; text: string }[] {
   return [{ type: type.split(';')[0]!.trim().toLowerCase(), text }];
 }
 
-/** Waits (up to 15 s) for a mail to `to` whose text part links to `page`, and returns that link. */
+/** Waits (up to 30 s) for a mail to `to` whose text part links to `page`, and returns that link. */
 async function linkInMail(
   messages: Received[],
   to: string,
@@ -94,7 +94,7 @@ async function linkInMail(
   page: '/reset-password' | '/verify-email',
 ): Promise<string> {
   const pattern = new RegExp(`${base.replaceAll('.', '\\.')}${page}#token=[A-Za-z0-9_-]+`);
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 30_000;
   for (;;) {
     for (const message of messages.filter((m) => m.to.includes(to.toLowerCase()))) {
       const text = mimeParts(message.raw).find((p) => p.type === 'text/plain')?.text ?? '';
@@ -102,7 +102,7 @@ async function linkInMail(
       if (link) return link;
     }
     if (Date.now() > deadline) {
-      throw new Error(`no mail to ${to} with a ${page} link within 15 s (${messages.length} received)`);
+      throw new Error(`no mail to ${to} with a ${page} link within 30 s (${messages.length} received)`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -51,11 +51,11 @@ const CONSENT_PAGE = 'Test provider: allow access';
 const SHOOT = process.env.UPDATE_SCREENSHOTS === '1';
 const RESULTS = new URL('../../test-results/pages/', import.meta.url);
 
-/** Polls `condition` from Node (up to 10 s). */
+/** Polls `condition` from Node (up to 30 s: a bound on a failure, far from a loaded machine's noise). */
 async function until(condition: () => Promise<boolean> | boolean, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 30_000;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not met within 10 s`);
+    if (Date.now() > deadline) throw new Error(`${what}: not met within 30 s`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

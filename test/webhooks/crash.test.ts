@@ -10,11 +10,11 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { setRole } from '../helpers/admin.ts';
 import { newUser, testConfig } from '../helpers/app.ts';
-import { sleep } from '../helpers/mail.ts';
+import { sleep, waitUntil } from '../helpers/mail.ts';
 import { freePort, postJson, type ServerProcess, startServer } from '../helpers/process.ts';
 import { describeEachStore, type Store } from '../helpers/stores.ts';
 import { type Received, startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { countById, of } from './support.ts';
+import { countById, type Delivery, of } from './support.ts';
 
 const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
@@ -56,10 +56,50 @@ async function adminToken(store: Store, base: string): Promise<string> {
   return String(signedIn.json.token);
 }
 
-async function registerWebhook(base: string, token: string, receiver: WebhookReceiver, events: string[]) {
+/** Registers `receiver` for `events` and returns the webhook's id. */
+async function registerWebhook(
+  base: string,
+  token: string,
+  receiver: WebhookReceiver,
+  events: string[],
+): Promise<number> {
   const res = await call(base, 'POST', '/api/admin/webhooks', token, { url: receiver.url, events });
   assert.equal(res.status, 201, res.text);
   receiver.secret = String(res.json.secret);
+  return Number(res.json.id);
+}
+
+/** Every delivery of webhook `id`, as an admin lists them (all pages). */
+async function deliveries(base: string, token: string, id: number): Promise<Delivery[]> {
+  const all: Delivery[] = [];
+  for (let page = 1; ; page++) {
+    const res = await call(base, 'GET', `/api/admin/webhooks/${id}/deliveries?page=${page}&size=100`, token);
+    assert.equal(res.status, 200, res.text);
+    const items = JSON.parse(res.text) as Delivery[];
+    all.push(...items);
+    if (items.length < 100) return all;
+  }
+}
+
+/**
+ * Waits until the database holds `count` deliveries of webhook `id`, every one sent, and the
+ * receiver has answered every request that reached it: from then on no sender has anything left
+ * to send, so a delivery sent twice has already shown in what the receiver got. (A fixed sleep
+ * stood here: on a loaded machine a late duplicate could come after it, and on an idle one it
+ * waited two seconds for nothing.)
+ */
+async function settled(base: string, token: string, id: number, count: number, receiver: WebhookReceiver) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const list = await deliveries(base, token, id);
+    const done = list.length === count && list.every((d) => d.status === 'sent');
+    if (done && receiver.all.every((r) => r.answered !== 0)) return;
+    if (Date.now() > deadline)
+      assert.fail(
+        `${count} deliveries not all sent after 30 s: ${list.map((d) => `${d.type}=${d.status}`).join(', ')}`,
+      );
+    await sleep(50);
+  }
 }
 
 interface Account {
@@ -114,21 +154,28 @@ describeEachStore('webhooks across a crash', (store) => {
       await receiver.stop();
     });
     const token = await adminToken(store, server.url);
-    await registerWebhook(server.url, token, receiver, EVENTS);
+    const hook = await registerWebhook(server.url, token, receiver, EVENTS);
     await receiver.stop();
 
     const accounts: Account[] = [];
     for (let i = 0; i < 4; i++) accounts.push(await activeUser([server.url], 3, `Down ${i}`));
-    // Attempts were made (and failed: nothing listens) before the kill.
-    await sleep(1000);
+    // Attempts were made (and failed: nothing listens) before the kill: each user's first event,
+    // the one the sender takes first, has been tried.
+    const base = server.url;
+    await waitUntil(
+      async () =>
+        (await deliveries(base, token, hook)).filter((d) => d.type === 'user.created' && d.attempts > 0)
+          .length === accounts.length,
+      30_000,
+      "an attempt at each user's first event",
+    );
     assert.equal(await server.stop('SIGKILL'), 'SIGKILL');
     server = undefined;
 
     await receiver.start();
     server = await startServer(serverEnv(store));
     for (const account of accounts) await receiver.waitFor(5, of(account.id));
-    // Anything sent twice would have come by now.
-    await sleep(2000);
+    await settled(server.url, token, hook, 20, receiver);
     for (const account of accounts) assertInOrder(receiver.accepted.filter(of(account.id)), account);
     assert.equal(receiver.accepted.length, 20);
     assert.equal(countById(receiver.all).size, 20, 'twenty events, twenty webhook-ids');
@@ -155,7 +202,7 @@ describeEachStore('webhooks across a crash', (store) => {
       await receiver.stop();
     });
     const token = await adminToken(store, server.url);
-    await registerWebhook(server.url, token, receiver, EVENTS);
+    const hook = await registerWebhook(server.url, token, receiver, EVENTS);
 
     const accounts: Account[] = [];
     for (let i = 0; i < 3; i++) accounts.push(await activeUser([server.url], 2, `Hung ${i}`));
@@ -170,7 +217,7 @@ describeEachStore('webhooks across a crash', (store) => {
 
     server = await startServer(serverEnv(store));
     for (const account of accounts) await receiver.waitFor(4, of(account.id));
-    await sleep(2000);
+    await settled(server.url, token, hook, 12, receiver);
     // At least once, as Standard Webhooks has it: on a loaded machine a sending can outlive its
     // claim or timeout and go again, always with its webhook-id, which receivers deduplicate by.
     // Each event once by id, in order: an event recorded twice (a new id) would still fail.
@@ -213,7 +260,7 @@ describeEachStore('webhooks across a crash', (store) => {
     });
     t.after(() => receiver.stop());
     const token = await adminToken(store, bases[0]!);
-    await registerWebhook(bases[1]!, token, receiver, EVENTS);
+    const hook = await registerWebhook(bases[1]!, token, receiver, EVENTS);
 
     // Ten users, four events each, made through both instances at once.
     const accounts = await Promise.all(
@@ -222,7 +269,7 @@ describeEachStore('webhooks across a crash', (store) => {
       ),
     );
     for (const account of accounts) await receiver.waitFor(4, of(account.id), 30_000);
-    await sleep(2000);
+    await settled(bases[0]!, token, hook, 40, receiver);
     assert.deepEqual(overlaps, [], 'no delivery was sent while the same one was in flight');
     for (const account of accounts) assertInOrder(receiver.accepted.filter(of(account.id)), account);
     const counts = countById(receiver.all);

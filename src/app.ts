@@ -38,6 +38,7 @@ import { sessionPlugin } from './sessions/plugin.ts';
 import { BODY_LIMITS } from './shared/body-limits.ts';
 import { ErrorTable, serveErrorCodes } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
+import { cachedSerializers } from './shared/serializers.ts';
 
 export interface AppOptions {
   /** Where log lines go (stdout by default); tests pass a stream to read them. */
@@ -100,6 +101,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     childLoggerFactory: lazyChildLogger,
     // The client's X-Request-Id when it is one (checked), else a new one; echoed by the pipeline.
     genReqId: requestId,
+    schemaController: { compilersFactory: { buildSerializer: cachedSerializers } },
     ajv: {
       // Fastify's defaults coerce ("12345678901" ⇄ 12345678901, null → "") and silently drop
       // unknown fields; Usher refuses both instead.

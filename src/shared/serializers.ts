@@ -17,6 +17,29 @@ const defaultFactory = (
 /** By the shared schemas and options (as JSON), then by the route's schema (as JSON). */
 const compiled = new Map<string, Map<string, Serializer>>();
 
+/** The last context's schemas (the same objects) and options, and its key. */
+let last: { schemas: unknown[]; options: unknown; key: string } | undefined;
+
+/**
+ * The shared schemas and options as JSON. Fastify asks for a serializer factory again for every
+ * route of a context that added schemas, each time with the same schema objects: the JSON of the
+ * last ones is kept while they are the same.
+ */
+function contextKey(externalSchemas: unknown, serializerOpts: unknown): string {
+  const schemas = Object.values(externalSchemas ?? {});
+  if (
+    last !== undefined &&
+    last.options === serializerOpts &&
+    last.schemas.length === schemas.length &&
+    last.schemas.every((schema, i) => schema === schemas[i])
+  ) {
+    return last.key;
+  }
+  const key = JSON.stringify([externalSchemas, serializerOpts]);
+  last = { schemas, options: serializerOpts, key };
+  return key;
+}
+
 /**
  * Fastify's default serializer factory, remembering what it compiled: a serializer depends only on
  * the route's schema, the shared schemas and the options, so an app built over the same ones
@@ -24,19 +47,19 @@ const compiled = new Map<string, Map<string, Serializer>>();
  */
 export const cachedSerializers: Factory = (externalSchemas, serializerOpts) => {
   const compile = defaultFactory(externalSchemas, serializerOpts);
-  const context = JSON.stringify([externalSchemas, serializerOpts]);
-  let bySchema = compiled.get(context);
-  if (!bySchema) {
-    bySchema = new Map();
-    compiled.set(context, bySchema);
+  const context = contextKey(externalSchemas, serializerOpts);
+  let serializers = compiled.get(context);
+  if (!serializers) {
+    serializers = new Map();
+    compiled.set(context, serializers);
   }
-  const serializers = bySchema;
+  const own = serializers;
   return (route) => {
     const key = JSON.stringify(route.schema);
-    let serializer = serializers.get(key);
+    let serializer = own.get(key);
     if (serializer === undefined) {
       serializer = compile(route);
-      serializers.set(key, serializer);
+      own.set(key, serializer);
     }
     return serializer;
   };

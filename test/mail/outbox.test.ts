@@ -27,6 +27,7 @@ describeEachStore('mail outbox', (store) => {
     count: number,
     overrides: Parameters<typeof startApp>[2],
     profile: Profile = 'b',
+    options: Parameters<typeof startApp>[3] = {},
   ): Promise<TestApp[]> {
     const fresh = await freshDatabaseUrl(store.kind);
     const own: Store = { kind: store.kind, url: fresh.url };
@@ -36,14 +37,17 @@ describeEachStore('mail outbox', (store) => {
       await fresh.drop();
     });
     for (let i = 0; i < count; i++) {
-      apps.push(await startApp(own, profile, { publicUrl: PUBLIC_URL, ...overrides }));
+      apps.push(await startApp(own, profile, { publicUrl: PUBLIC_URL, ...overrides }, options));
     }
     return apps;
   }
 
   test('SMTP down when the mail is recorded, up a second later: the mail arrives, retried', async (t) => {
     const port = await freePort();
-    const [app] = await isolatedApps(t, 1, { mail: mailTo(`smtp://127.0.0.1:${port}`) });
+    // The app's clock runs, and the test moves it on past the retry delay instead of waiting it out.
+    let ahead = 0;
+    const clock = () => Date.now() + ahead;
+    const [app] = await isolatedApps(t, 1, { mail: mailTo(`smtp://127.0.0.1:${port}`) }, 'b', { clock });
     // Answered while nothing listens on the SMTP port: the answer does not wait for delivery.
     const user = await register(app!);
 
@@ -58,6 +62,8 @@ describeEachStore('mail outbox', (store) => {
 
     const smtp = await startSmtp(port);
     t.after(() => smtp.close());
+    // A second later (the first retry is due 0.8-1.2 s after the first failure).
+    ahead += 1500;
     const [mail] = await waitForMails(smtp, user.email, SUBJECTS.verify, 1, 10_000);
     assert.ok((await metric(app!, DELIVERIES, 'outcome="retry"')) > 0);
     // The SMTP server has the message a moment before the sender records it as sent.
@@ -77,9 +83,24 @@ describeEachStore('mail outbox', (store) => {
 
   test('a message still failing after mail.maxAgeMs is marked failed and no longer waits', async (t) => {
     const port = await freePort();
-    const [app] = await isolatedApps(t, 1, { mail: mailTo(`smtp://127.0.0.1:${port}`, { maxAgeMs: 1500 }) });
+    let ahead = 0;
+    const clock = () => Date.now() + ahead;
+    const [app] = await isolatedApps(
+      t,
+      1,
+      { mail: mailTo(`smtp://127.0.0.1:${port}`, { maxAgeMs: 1500 }) },
+      'b',
+      { clock },
+    );
     const user = await register(app!);
     assert.equal(await metric(app!, WAITING), 1);
+    // Once it failed a first time, the app's clock is moved past mail.maxAgeMs (and the retry delay).
+    await waitUntil(
+      async () => (await metric(app!, DELIVERIES, 'outcome="retry"')) >= 1,
+      10_000,
+      'a first delivery attempt',
+    );
+    ahead += 2000;
 
     await waitUntil(
       async () => (await metric(app!, DELIVERIES, 'outcome="failed"')) >= 1,

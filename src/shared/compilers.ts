@@ -29,27 +29,42 @@ const defaultValidators = (
 
 /**
  * A schema as text: JSON, with what JSON would drop or refuse written out (a RegExp, a function,
- * a bigint), so two schemas that differ only there never share a key.
+ * a bigint), so two schemas that differ only there never share a key. Undefined for a schema with
+ * a cycle, which is then compiled for its app alone, as Fastify would.
  */
-const asText = (value: unknown): string =>
-  JSON.stringify(value, (_key, v: unknown) =>
-    v instanceof RegExp
-      ? `RegExp ${v}`
-      : typeof v === 'function' || typeof v === 'bigint'
-        ? `${typeof v} ${v}`
-        : v,
-  );
+function asText(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value, (_key, v: unknown) =>
+      v instanceof RegExp
+        ? `RegExp ${v}`
+        : typeof v === 'function' || typeof v === 'bigint'
+          ? `${typeof v} ${v}`
+          : v,
+    );
+  } catch {
+    return undefined;
+  }
+}
 
-/** The last context's schemas (the same objects) and options, and its key. */
-let last: { schemas: unknown[]; options: unknown; key: string } | undefined;
+/** A context's schemas (the same objects), options and key, as last seen by one factory. */
+interface LastContext {
+  schemas: unknown[];
+  options: unknown;
+  key: string;
+}
 
 /**
- * The shared schemas and options as JSON. Fastify asks for a factory again for every route of a
- * context that added schemas, each time with the same schema objects: the JSON of the last ones
+ * The shared schemas and options as text. Fastify asks a factory again for every route of a
+ * context that added schemas, each time with the same schema objects: the text of the last ones
  * is kept while they are the same.
  */
-function contextKey(externalSchemas: unknown, options: unknown): string {
+function contextKey(
+  seen: { last?: LastContext },
+  externalSchemas: unknown,
+  options: unknown,
+): string | undefined {
   const schemas = Object.values(externalSchemas ?? {});
+  const last = seen.last;
   if (
     last !== undefined &&
     last.options === options &&
@@ -59,7 +74,7 @@ function contextKey(externalSchemas: unknown, options: unknown): string {
     return last.key;
   }
   const key = asText([externalSchemas, options]);
-  last = { schemas, options, key };
+  if (key !== undefined) seen.last = { schemas, options, key };
   return key;
 }
 
@@ -68,11 +83,13 @@ function contextKey(externalSchemas: unknown, options: unknown): string {
  * (and the part of the request or the status it is for), the shared schemas and the options, so an
  * app built over the same ones reuses what was compiled for an app before it.
  */
-function remembering<F>(kind: string, factory: Factory<F>): Factory<F> {
+function remembering<F>(factory: Factory<F>): Factory<F> {
   const compiled = new Map<string, Map<string, F>>();
+  const seen: { last?: LastContext } = {};
   return (externalSchemas, options) => {
     const compile = factory(externalSchemas, options);
-    const context = `${kind} ${contextKey(externalSchemas, options)}`;
+    const context = contextKey(seen, externalSchemas, options);
+    if (context === undefined) return compile;
     let own = compiled.get(context);
     if (!own) {
       own = new Map();
@@ -80,7 +97,9 @@ function remembering<F>(kind: string, factory: Factory<F>): Factory<F> {
     }
     const known = own;
     return (route) => {
-      const key = `${route.httpPart ?? ''} ${asText(route.schema)}`;
+      const schema = asText(route.schema);
+      if (schema === undefined) return compile(route);
+      const key = `${route.httpPart ?? ''} ${schema}`;
       let done = known.get(key);
       if (done === undefined) {
         done = compile(route);
@@ -101,6 +120,6 @@ type CompilersFactory = NonNullable<
  * serializer's is.)
  */
 export const rememberedCompilers = {
-  buildSerializer: remembering('serializer', defaultSerializers),
-  buildValidator: remembering('validator', defaultValidators),
+  buildSerializer: remembering(defaultSerializers),
+  buildValidator: remembering(defaultValidators),
 } as unknown as CompilersFactory;

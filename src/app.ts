@@ -36,9 +36,9 @@ import { wireProfile } from './profiles/index.ts';
 import { Authenticator, SESSION_COOKIE } from './sessions/guard.ts';
 import { sessionPlugin } from './sessions/plugin.ts';
 import { BODY_LIMITS } from './shared/body-limits.ts';
+import { rememberedCompilers } from './shared/compilers.ts';
 import { ErrorTable, serveErrorCodes } from './shared/errors.ts';
 import type { App } from './shared/fastify.ts';
-import { sharedSerializers } from './shared/serializers.ts';
 
 export interface AppOptions {
   /** Where log lines go (stdout by default); tests pass a stream to read them. */
@@ -101,6 +101,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     childLoggerFactory: lazyChildLogger,
     // The client's X-Request-Id when it is one (checked), else a new one; echoed by the pipeline.
     genReqId: requestId,
+    schemaController: { compilersFactory: rememberedCompilers },
     ajv: {
       // Fastify's defaults coerce ("12345678901" ⇄ 12345678901, null → "") and silently drop
       // unknown fields; Usher refuses both instead.
@@ -131,7 +132,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     rewriteUrl: (request) => neutraliseUnroutableSegments(request.url ?? '/'),
     frameworkErrors: frameworkError,
-    schemaController: { compilersFactory: { buildSerializer: sharedSerializers } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   // A client that trickles its headers is cut off instead of holding a socket.
   app.server.headersTimeout = 10_000;

@@ -196,7 +196,9 @@ interface Exit {
 }
 
 /** Runs the server with only `env` (plus PATH) set; kills it if it has not exited within `timeoutMs`. */
-function runServer(env: Record<string, string>, cwd: string, timeoutMs = 15_000): Promise<Exit> {
+// Only a limit on a failure (a process that never exits): 15 s was too short beside two CPU
+// burners, where a process took 9-15 s to load its modules and stop at its configuration.
+function runServer(env: Record<string, string>, cwd: string, timeoutMs = 60_000): Promise<Exit> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [SERVER], {
       cwd,

@@ -147,13 +147,20 @@ describeEachStore('Sign-in throttling', (store) => {
   });
 
   test('CONTRACT: the window passes and sign-in works again', async () => {
-    const short = await startApp(store, 'b', { throttle: { ...throttle, windowMs: 1000 } });
+    // The app's clock is the test's: the window passes without waiting for it.
+    let now = Date.now();
+    const short = await startApp(
+      store,
+      'b',
+      { throttle: { ...throttle, windowMs: 1000 } },
+      { clock: () => now },
+    );
     try {
       const u = await register(short);
       for (let i = 0; i < throttle.perAccountAddress; i++)
         await from(short, '10.5.0.1', { email: u.email, password: WRONG });
       assert.equal((await from(short, '10.5.0.1', { email: u.email, password: u.password })).statusCode, 429);
-      await new Promise((r) => setTimeout(r, 1100));
+      now += 1100;
       assert.equal((await from(short, '10.5.0.1', { email: u.email, password: u.password })).statusCode, 200);
     } finally {
       await short.close();
@@ -415,7 +422,9 @@ describeEachStore('Background housekeeping', (store) => {
         throttle: { ...loadConfig({}).throttle, windowMs: 1000 },
         session: { absoluteTtlMs: 1000, idleTtlMs: 1000, cookieSecure: 'auto' },
       });
-      const services = compose(config, database);
+      // The services' clock is the test's: the window and the sessions expire without waiting.
+      let now = Date.now();
+      const services = compose(config, database, { now: () => now });
       const u = await register(t);
       const failed = async () => {
         const verdict = await services.throttle.throttle.begin('someone@example.com', '10.9.9.9');
@@ -425,7 +434,7 @@ describeEachStore('Background housekeeping', (store) => {
       await failed();
       await failed();
       await services.sessions.sessions.start(u.id);
-      await new Promise((r) => setTimeout(r, 1100));
+      now += 1100;
       await housekeeping(services);
       const failures = await database.db.selectFrom('signin_attempts').select('account_digest').execute();
       assert.equal(failures.length, 0, 'failures older than the window are gone');

@@ -347,7 +347,7 @@ describe('MAIL_TEMPLATES_DIR: a broken template stops the start, naming its file
         child.stderr.on('data', (c: Buffer) => {
           stderr += c;
         });
-        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
         const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
         clearTimeout(timer);
         assert.equal(code, 2, `exit ${code}; stderr: ${stderr}`);

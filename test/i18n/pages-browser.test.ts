@@ -71,11 +71,20 @@ async function until(condition: () => Promise<boolean> | boolean, what: string):
   }
 }
 
+/** One Chromium for both stores (each test opens a context of its own); launched by the file's `before`. */
+let browser: Browser;
+
 if (skipWithoutChromium) test(TITLE, { skip: skipWithoutChromium }, () => {});
-else
+else {
+  before(async () => {
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
   describeEachStore(TITLE, (store) => {
     let t: OidcTestApp;
-    let browser: Browser;
 
     before(async () => {
       const port = await freePort();
@@ -89,10 +98,8 @@ else
       const app = await startApp(store, 'b', overrides);
       await app.app.listen({ port, host: '127.0.0.1' });
       t = { ...app, base, issuer: `${base}/oidc`, config: testConfig(store, 'b', overrides) };
-      browser = await launchChromium();
     });
     after(async () => {
-      await browser?.close();
       await t?.close();
     });
 
@@ -306,3 +313,4 @@ else
       }
     });
   });
+}

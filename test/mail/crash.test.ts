@@ -5,12 +5,32 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newUser } from '../helpers/app.ts';
-import { mailsTo, SUBJECTS, sleep, waitForMails } from '../helpers/mail.ts';
+import { mailsTo, metricIn, SUBJECTS, waitForMails, waitUntil } from '../helpers/mail.ts';
 import { freePort, postJson, type ServerProcess, startServer } from '../helpers/process.ts';
 import { linkToken, startSmtp, type TestSmtp } from '../helpers/smtp.ts';
 import { describeEachStore } from '../helpers/stores.ts';
 
 const PUBLIC_URL = 'https://accounts.usher.example';
+
+/** How many messages a server's log says it tried and failed to deliver. */
+function triedMails(output: string): number {
+  const ids = new Set<string>();
+  for (const line of output.split('\n')) {
+    if (!line.includes('will retry')) continue;
+    try {
+      ids.add(String((JSON.parse(line) as { mailId?: unknown }).mailId));
+    } catch {
+      // not a log line
+    }
+  }
+  return ids.size;
+}
+
+async function waiting(url: string): Promise<number> {
+  const res = await fetch(`${url}/metrics`);
+  assert.equal(res.status, 200);
+  return metricIn(await res.text(), 'usher_mail_waiting');
+}
 
 describeEachStore('mail across a crash', (store) => {
   test('forgot-password asks answered 202, then kill -9: after a restart each reset mail arrives exactly once', async (t) => {
@@ -43,7 +63,13 @@ describeEachStore('mail across a crash', (store) => {
       status: 202,
       json: { status: 'accepted' },
     });
-    await sleep(500);
+    // Every message recorded so far (the verification mails and the settled ask's reset mail) has
+    // had a delivery attempt once its id is in a "will retry" line (LOG_LEVEL warn prints them).
+    await waitUntil(
+      () => triedMails(server!.output()) >= everyone.length + 1,
+      20_000,
+      "a delivery attempt of the settled ask's reset mail",
+    );
     const answers = await Promise.all(
       fresh.map((user) => postJson(`${server!.url}/api/password/forgot`, { email: user.email })),
     );
@@ -69,7 +95,9 @@ describeEachStore('mail across a crash', (store) => {
     // The verification mails recorded at registration were not lost either.
     for (const user of everyone) await waitForMails(smtp, user.email, SUBJECTS.verify);
 
-    await sleep(2000);
+    // Nothing waits in the outbox once every message is marked sent: a message is pending while it is
+    // being sent (the killed process is gone), so no second copy can still be on its way.
+    await waitUntil(async () => (await waiting(server!.url)) === 0, 20_000, 'an empty outbox');
     for (const user of everyone) {
       assert.equal(mailsTo(smtp, user.email, SUBJECTS.reset).length, 1, `one reset mail to ${user.email}`);
       assert.equal(mailsTo(smtp, user.email, SUBJECTS.verify).length, 1, `one verification mail`);

@@ -11,7 +11,7 @@ import { type TestContext, test } from 'node:test';
 import { simpleParser } from 'mailparser';
 import type { Profile } from '../../src/config.ts';
 import { register, startApp, type TestApp } from '../helpers/app.ts';
-import { mailsTo, mailTo, metric, SUBJECTS, sleep, waitForMails, waitUntil } from '../helpers/mail.ts';
+import { mailsTo, mailTo, metric, SUBJECTS, waitForMails, waitUntil } from '../helpers/mail.ts';
 import { freePort } from '../helpers/process.ts';
 import { linkToken, startSmtp } from '../helpers/smtp.ts';
 import { describeEachStore, freshDatabaseUrl, type Store } from '../helpers/stores.ts';
@@ -27,6 +27,7 @@ describeEachStore('mail outbox', (store) => {
     count: number,
     overrides: Parameters<typeof startApp>[2],
     profile: Profile = 'b',
+    options: Parameters<typeof startApp>[3] = {},
   ): Promise<TestApp[]> {
     const fresh = await freshDatabaseUrl(store.kind);
     const own: Store = { kind: store.kind, url: fresh.url };
@@ -36,24 +37,33 @@ describeEachStore('mail outbox', (store) => {
       await fresh.drop();
     });
     for (let i = 0; i < count; i++) {
-      apps.push(await startApp(own, profile, { publicUrl: PUBLIC_URL, ...overrides }));
+      apps.push(await startApp(own, profile, { publicUrl: PUBLIC_URL, ...overrides }, options));
     }
     return apps;
   }
 
   test('SMTP down when the mail is recorded, up a second later: the mail arrives, retried', async (t) => {
     const port = await freePort();
-    const [app] = await isolatedApps(t, 1, { mail: mailTo(`smtp://127.0.0.1:${port}`) });
+    // The app's clock runs, and the test moves it on past the retry delay instead of waiting it out.
+    let ahead = 0;
+    const clock = () => Date.now() + ahead;
+    const [app] = await isolatedApps(t, 1, { mail: mailTo(`smtp://127.0.0.1:${port}`) }, 'b', { clock });
     // Answered while nothing listens on the SMTP port: the answer does not wait for delivery.
     const user = await register(app!);
 
-    await sleep(1000);
+    await waitUntil(
+      async () => (await metric(app!, DELIVERIES, 'outcome="retry"')) >= 1,
+      10_000,
+      'a delivery tried while nothing listens',
+    );
     assert.ok((await metric(app!, DELIVERIES, 'outcome="retry"')) >= 1, 'tried and failed while down');
     assert.equal(await metric(app!, WAITING), 1, 'the message waits in the outbox');
     assert.equal(await metric(app!, DELIVERIES, 'outcome="sent"'), 0);
 
     const smtp = await startSmtp(port);
     t.after(() => smtp.close());
+    // A second later (the first retry is due 0.8-1.2 s after the first failure).
+    ahead += 1500;
     const [mail] = await waitForMails(smtp, user.email, SUBJECTS.verify, 1, 10_000);
     assert.ok((await metric(app!, DELIVERIES, 'outcome="retry"')) > 0);
     // The SMTP server has the message a moment before the sender records it as sent.
@@ -73,9 +83,24 @@ describeEachStore('mail outbox', (store) => {
 
   test('a message still failing after mail.maxAgeMs is marked failed and no longer waits', async (t) => {
     const port = await freePort();
-    const [app] = await isolatedApps(t, 1, { mail: mailTo(`smtp://127.0.0.1:${port}`, { maxAgeMs: 1500 }) });
+    let ahead = 0;
+    const clock = () => Date.now() + ahead;
+    const [app] = await isolatedApps(
+      t,
+      1,
+      { mail: mailTo(`smtp://127.0.0.1:${port}`, { maxAgeMs: 1500 }) },
+      'b',
+      { clock },
+    );
     const user = await register(app!);
     assert.equal(await metric(app!, WAITING), 1);
+    // Once it failed a first time, the app's clock is moved past mail.maxAgeMs (and the retry delay).
+    await waitUntil(
+      async () => (await metric(app!, DELIVERIES, 'outcome="retry"')) >= 1,
+      10_000,
+      'a first delivery attempt',
+    );
+    ahead += 2000;
 
     await waitUntil(
       async () => (await metric(app!, DELIVERIES, 'outcome="failed"')) >= 1,
@@ -88,12 +113,22 @@ describeEachStore('mail outbox', (store) => {
     assert.ok(line, 'giving up is logged');
     assert.equal(line.level, 50, 'as an error');
 
-    // Given up for good: an SMTP server that comes up later receives nothing.
+    // Given up for good: an SMTP server that comes up later receives nothing. A later mail is
+    // delivered by a round that claims the oldest due message first, so once it is sent and
+    // nothing waits, a round has run with the server up and passed the failed one by.
     const smtp = await startSmtp(port);
     t.after(() => smtp.close());
-    await sleep(1500);
+    const later = await register(app!);
+    await waitForMails(smtp, later.email, SUBJECTS.verify);
+    await waitUntil(
+      async () =>
+        (await metric(app!, DELIVERIES, 'outcome="sent"')) >= 1 && (await metric(app!, WAITING)) === 0,
+      10_000,
+      'the later mail to be recorded as sent',
+    );
     assert.deepEqual(mailsTo(smtp, user.email), []);
-    assert.equal(await metric(app!, DELIVERIES, 'outcome="sent"'), 0);
+    assert.equal(await metric(app!, DELIVERIES, 'outcome="sent"'), 1, 'the later mail alone was sent');
+    assert.equal(smtp.messages.length, 1, `only the later mail arrived: ${smtp.messages.map((m) => m.to)}`);
   });
 
   test('two instances on one database with one SMTP server: each message is sent exactly once', async (t) => {
@@ -102,14 +137,24 @@ describeEachStore('mail outbox', (store) => {
     const apps = await isolatedApps(t, 2, { mail: mailTo(smtp.url, { pollMs: 50 }) });
     const users = await Promise.all(Array.from({ length: 10 }, (_, i) => register(apps[i % 2]!)));
     for (const user of users) await waitForMails(smtp, user.email, SUBJECTS.verify);
-    await sleep(1000);
+    let sent = 0;
+    await waitUntil(
+      async () => {
+        sent = 0;
+        for (const app of apps) sent += await metric(app, DELIVERIES, 'outcome="sent"');
+        return sent >= 10;
+      },
+      10_000,
+      'the 10 messages to be recorded as sent',
+    );
+    // Closing an app waits for its delivery round in progress: a second copy of a message, were
+    // one being sent, has arrived by then.
+    for (const app of apps) await app.close();
 
     for (const user of users) {
       assert.equal(mailsTo(smtp, user.email).length, 1, `exactly one mail to ${user.email}`);
     }
     assert.equal(smtp.messages.length, 10);
-    let sent = 0;
-    for (const app of apps) sent += await metric(app, DELIVERIES, 'outcome="sent"');
     assert.equal(sent, 10, 'the instances together sent 10 messages');
   });
 
@@ -127,7 +172,14 @@ describeEachStore('mail outbox', (store) => {
       }
     };
     await waitUntil(() => files().length >= 2, 10_000, 'two .eml files');
-    await sleep(300);
+    // A file is written before its message is marked sent: once both are sent and none waits,
+    // this app's only sender has nothing left to write.
+    await waitUntil(
+      async () =>
+        (await metric(app!, DELIVERIES, 'outcome="sent"')) >= 2 && (await metric(app!, WAITING)) === 0,
+      10_000,
+      'both messages to be recorded as sent',
+    );
     assert.equal(files().length, 2, `one file per message: ${files()}`);
     assert.ok(
       files().every((f) => f.endsWith('.eml') && !f.startsWith('.')),

@@ -147,8 +147,16 @@ async function listening(store: Store, profile: Profile, publicUrl?: string) {
 }
 
 describeUnless(skip, 'Passkeys in Chromium', () => {
+  // One Chromium for both stores: each test opens a context of its own, with its own authenticator.
+  let browser: Browser;
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
   describeEachStore('Chromium passkeys', (store) => {
-    let browser: Browser;
     const apps: Array<{ t: TestApp; base: string }> = [];
     const byProfile: Partial<Record<Profile, { t: TestApp; base: string }>> = {};
 
@@ -158,10 +166,8 @@ describeUnless(skip, 'Passkeys in Chromium', () => {
         apps.push(app);
         byProfile[profile] = app;
       }
-      browser = await launch();
     });
     after(async () => {
-      await browser?.close();
       for (const app of apps) await app.t.close();
     });
 

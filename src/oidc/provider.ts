@@ -336,12 +336,16 @@ export class OidcHost {
     const { settings } = this.#d;
     const d = this.#d;
     const resources = new Set(settings.resources);
-    const findAccount: Configuration['findAccount'] = async (_ctx, sub) => {
+    // The roles the request's account was found with: its access token carries the same ones
+    // (extraTokenClaims), read once per token rather than twice.
+    const rolesRead = new WeakMap<object, { accountId: string; roles: string[] }>();
+    const findAccount: Configuration['findAccount'] = async (ctx, sub) => {
       if (!SUBJECT.test(sub)) return undefined;
       const id = BigInt(sub);
       const [user, roles] = await Promise.all([d.userById(id), d.rolesOf(id)]);
       // A disabled account is no account to the provider: no sign-in, no refresh, no userinfo.
       if (!user || user.disabled) return undefined;
+      if (ctx) rolesRead.set(ctx, { accountId: sub, roles });
       return {
         accountId: sub,
         claims: () => ({
@@ -421,10 +425,11 @@ export class OidcHost {
       findAccount,
       loadExistingGrant,
       // An access token for a person carries their application roles, as their ID token does.
-      extraTokenClaims: async (_ctx, token) => {
+      extraTokenClaims: async (ctx, token) => {
         const accountId = 'accountId' in token ? token.accountId : undefined;
         if (typeof accountId !== 'string' || !SUBJECT.test(accountId)) return undefined;
-        return { roles: await d.rolesOf(BigInt(accountId)) };
+        const read = rolesRead.get(ctx);
+        return { roles: read?.accountId === accountId ? read.roles : await d.rolesOf(BigInt(accountId)) };
       },
       // Standalone claims (null): present whenever the session has them, in every ID token.
       claims: {

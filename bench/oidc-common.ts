@@ -11,7 +11,7 @@
 // medians. Nothing here starts on import.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,8 +55,25 @@ export interface OidcServer {
   close(): Promise<void>;
 }
 
-/** utime + stime of a process, in seconds. */
+/**
+ * The CPU time of a process, in seconds: the sum over its threads of the time each spent on a CPU
+ * (`/proc/<pid>/task/<tid>/schedstat`, nanoseconds), or, where that is missing, utime + stime from
+ * `/proc/<pid>/stat` (in ticks of 10 ms: a quarter of a second of work is then read to ±4%).
+ */
 export function cpuSeconds(pid: number): number {
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        // the thread ended between the listing and the read
+      }
+    }
+    if (ns > 0) return ns / 1e9;
+  } catch {
+    // no schedstat: the ticks below
+  }
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
@@ -95,7 +112,10 @@ async function listening(base: string, path: string, child: ChildProcess): Promi
 }
 
 /** oidc-provider alone (bench/oidc-baseline.ts), as its own process. */
-export async function startBaseline(label = 'oidc-provider alone'): Promise<OidcServer> {
+export async function startBaseline(
+  label = 'oidc-provider alone',
+  env: Record<string, string> = {},
+): Promise<OidcServer> {
   const port = await freePort();
   const clientId = `bench-${randomBytes(12).toString('base64url')}`;
   const clientSecret = randomBytes(32).toString('base64url');
@@ -108,6 +128,7 @@ export async function startBaseline(label = 'oidc-provider alone'): Promise<Oidc
       CLIENT_SECRET: clientSecret,
       RESOURCE: API,
       REDIRECT_URI,
+      ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -443,7 +464,11 @@ export interface PairResult {
   scenario: Scenario;
   /** Per server, in the order given: the medians of its rounds. */
   servers: Array<{ label: string; cpuUs: number; tokensPerSecond: number; errors: number; rounds: number[] }>;
-  /** The first server's CPU per token ÷ each server's (1 for the first itself). */
+  /**
+   * The first server's CPU per token ÷ each server's (1 for the first itself): the median of the
+   * rounds' own ratios, each of two measurements made back to back, so that a busy machine's
+   * drift between rounds cancels out.
+   */
   ratios: number[];
 }
 
@@ -477,6 +502,6 @@ export async function measureAlternated(
   return {
     scenario,
     servers: summary,
-    ratios: summary.map((s) => summary[0]!.cpuUs / s.cpuUs),
+    ratios: samples.map((own) => median(own.map((s, round) => samples[0]![round]!.cpuUs / s.cpuUs))),
   };
 }

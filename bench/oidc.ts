@@ -1,156 +1,144 @@
-// `npm run bench:oidc`: what Usher's tokens for other services cost. Usher runs as its own process
-// with production settings; only its CPU is counted (from /proc). Three loads, each for a few
-// seconds with autocannon:
-// - the token endpoint, client_credentials with resource= (client authentication, the grant, a
-//   JWT access token signed with ES256, the token's row);
-// - POST /api/session/token (a session looked up, a JWT signed with ES256);
-// - GET /api/session, the yardstick: the same session lookup and nothing else.
-// And, in this process, the signing algorithms side by side (jose, one core): why access tokens are
-// ES256 while ID tokens stay RS256, the algorithm every OpenID Connect client must accept.
-import { spawn, spawnSync } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// `npm run bench:oidc`: what Usher's tokens for other services cost, against oidc-provider alone
+// (bench/oidc-baseline.ts: the installed version, the same features, its in-memory adapter, the
+// same client kind and keys). Each server is a process of its own and only its CPU is counted,
+// from /proc, per token it issued (bench/oidc-common.ts): client_credentials with a resource (a
+// JWT access token), the authorization-code exchange and refresh (both store), alternated in
+// rounds after a warm-up, medians. BENCH_OIDC_BEFORE=<a checkout of an older commit, with its
+// node_modules> measures that Usher too, in the same rounds: before and after in one run.
+// Then, on Usher alone: POST /api/session/token and GET /api/session (its yardstick), and, in this
+// process, the signing algorithms side by side (jose, one core): why access tokens are ES256
+// while ID tokens stay RS256, the algorithm every OpenID Connect client must accept.
+// BENCH_OIDC_TOKENS (default 1500) tokens per server and round, BENCH_ROUNDS (default 5) rounds;
+// BENCH_QUICK=1: 500 tokens, 3 rounds.
+import { generateKeyPairSync } from 'node:crypto';
 import autocannon, { type Result } from 'autocannon';
 import { SignJWT } from 'jose';
-import { freshDatabaseUrl, postgresAvailable, type StoreKind } from '../test/helpers/databases.ts';
-import { freePort, SERVER_ENTRY } from '../test/helpers/process.ts';
+import { postgresAvailable, type StoreKind } from '../test/helpers/databases.ts';
+import {
+  API,
+  cpuSeconds,
+  measureAlternated,
+  memoryMiB,
+  type OidcServer,
+  type PairResult,
+  SCENARIOS,
+  type Scenario,
+  startBaseline,
+  startUsher,
+} from './oidc-common.ts';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? (process.env.BENCH_QUICK === '1' ? 3 : 8));
+const QUICK = process.env.BENCH_QUICK === '1';
+const TOKENS = Number(process.env.BENCH_OIDC_TOKENS ?? (QUICK ? 500 : 1500));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 3 : 5));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 3 : 5));
+const BEFORE = process.env.BENCH_OIDC_BEFORE;
 const CONNECTIONS = 8;
-const API = 'https://api.example.com';
-const CLI = new URL('../bin/usher.mjs', import.meta.url).pathname;
 
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
+/** Issue 48's targets: Usher's CPU per token against the library alone's. */
+export const TARGETS: Record<Scenario, number> = {
+  client_credentials: 0.85,
+  authorization_code: 0.8,
+  refresh_token: 0.8,
+};
 
-interface Measured {
-  rps: number;
-  cpuUs: number;
-  p50: number;
-  p99: number;
-  errors: number;
-}
-
-async function measure(
-  pid: number,
-  base: string,
-  request: { method: string; path: string; headers: Record<string, string>; body?: string },
-): Promise<Measured> {
-  const before = cpuSeconds(pid);
-  const result: Result = await autocannon({
-    url: base,
-    connections: CONNECTIONS,
-    duration: SECONDS,
-    requests: [request],
+/** Usher's own token routes, 8 connections for SECONDS: req/s and CPU µs per request. */
+async function usherRoutes(server: OidcServer): Promise<string[]> {
+  const json = { 'content-type': 'application/json', origin: server.base };
+  const session = await fetch(`${server.base}/api/sessions`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password-1' }),
   });
-  const used = cpuSeconds(pid) - before;
-  return {
-    rps: result.requests.average,
-    cpuUs: (used * 1e6) / Math.max(1, result['2xx']),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.non2xx + result.timeouts,
+  const { token } = (await session.json()) as { token: string };
+  const bearer = { authorization: `Bearer ${token}` };
+  const load = async (request: {
+    method: string;
+    path: string;
+    headers: Record<string, string>;
+    body?: string;
+  }) => {
+    await autocannon({ url: server.base, connections: CONNECTIONS, duration: 1, requests: [request] });
+    const before = cpuSeconds(server.pid);
+    const result: Result = await autocannon({
+      url: server.base,
+      connections: CONNECTIONS,
+      duration: SECONDS,
+      requests: [request],
+    });
+    const used = cpuSeconds(server.pid) - before;
+    return `${result.requests.average.toFixed(0)} | ${((used * 1e6) / Math.max(1, result['2xx'])).toFixed(0)} | ${result.errors + result.non2xx + result.timeouts}`;
   };
+  return [
+    '| load | req/s | Usher CPU µs each | errors |',
+    '|---|---|---|---|',
+    `| POST /api/session/token (JWT) | ${await load({
+      method: 'POST',
+      path: '/api/session/token',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({ audience: API }),
+    })} |`,
+    `| GET /api/session (yardstick) | ${await load({ method: 'GET', path: '/api/session', headers: bearer })} |`,
+  ];
+}
+
+function table(results: PairResult[], servers: OidcServer[]): string[] {
+  const usher = servers.findIndex((s) => s.label === 'Usher');
+  const lines = [
+    `| token | ${servers.map((s) => `${s.label} µs/token (tokens/s)`).join(' | ')} | ${servers
+      .slice(1)
+      .map((s) => `ratio ${s.label}`)
+      .join(' | ')} | target |`,
+    `|---|${servers.map(() => '---|').join('')}${servers
+      .slice(1)
+      .map(() => '---|')
+      .join('')}---|`,
+  ];
+  for (const result of results) {
+    const target = TARGETS[result.scenario];
+    const met = result.ratios[usher]! >= target;
+    lines.push(
+      `| ${SCENARIOS[result.scenario]} | ${result.servers
+        .map(
+          (s) =>
+            `${s.cpuUs.toFixed(0)} (${s.tokensPerSecond.toFixed(0)})${s.errors ? ` ${s.errors} errors` : ''}`,
+        )
+        .join(' | ')} | ${result.ratios
+        .slice(1)
+        .map((r) => r.toFixed(2))
+        .join(' | ')} | ≥ ${target} ${met ? 'met' : 'missed'} |`,
+    );
+  }
+  return lines;
 }
 
 async function benchStore(kind: StoreKind): Promise<string> {
-  const fresh = await freshDatabaseUrl(kind);
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const env = {
-    PATH: process.env.PATH ?? '',
-    DATABASE_URL: fresh.url,
-    PORT: String(port),
-    PUBLIC_URL: base,
-    LOG_LEVEL: 'warn',
-    MAIL_OUTBOX: mkdtempSync(join(tmpdir(), 'usher-bench-outbox-')),
-    OIDC_RESOURCES: API,
-    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    SIGNIN_MAX_CONCURRENT_PER_ADDRESS: '10000',
-    SIGNIN_MAX_FAILURES_PER_ADDRESS: '1000000',
-    REGISTRATION_MAX_PER_ADDRESS: '1000000',
-  };
-  const added = spawnSync(
-    process.execPath,
-    [CLI, 'clients', 'add', '--name', 'Bench service', '--grant', 'client_credentials'],
-    { env, encoding: 'utf8' },
-  );
-  if (added.status !== 0) throw new Error(`clients add failed: ${added.stderr}`);
-  const { clientId, clientSecret } = JSON.parse(added.stdout) as { clientId: string; clientSecret: string };
-  const child = spawn(process.execPath, [SERVER_ENTRY], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const servers: OidcServer[] = [];
   try {
-    for (let i = 0; i < 400; i++) {
-      try {
-        if ((await fetch(`${base}/readyz`)).ok) break;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 10));
+    servers.push(await startBaseline());
+    servers.push(await startUsher(kind, { label: 'Usher' }));
+    if (BEFORE) servers.push(await startUsher(kind, { label: 'Usher before', root: BEFORE }));
+    const idle = servers.map((server) => memoryMiB(server.pid).rss);
+    const results: PairResult[] = [];
+    for (const scenario of Object.keys(SCENARIOS) as Scenario[]) {
+      results.push(await measureAlternated(servers, scenario, { tokens: TOKENS, rounds: ROUNDS }));
+      console.error(`${kind}: ${scenario} done`);
     }
-    const pid = child.pid!;
-    await fetch(`${base}/api/users`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'bench@example.com', name: 'Bench', password: 'bench-password-1' }),
-    });
-    const session = await fetch(`${base}/api/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password-1' }),
-    });
-    const { token } = (await session.json()) as { token: string };
-    const basic = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64')}`;
-    const tokenRequest = {
-      method: 'POST',
-      path: '/oidc/token',
-      headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'client_credentials',
-        resource: API,
-        scope: 'openid',
-      }).toString(),
-    };
-    // Warm-up: the provider is built on first use, and the JIT settles.
-    const warm = await fetch(`${base}${tokenRequest.path}`, { ...tokenRequest });
-    if (warm.status !== 200)
-      throw new Error(`client_credentials answered ${warm.status}: ${await warm.text()}`);
-    await measure(pid, base, tokenRequest);
-    const bearer = { authorization: `Bearer ${token}` };
-    const rows = {
-      'POST /oidc/token (client_credentials, JWT)': await measure(pid, base, tokenRequest),
-      'POST /api/session/token (JWT)': await measure(pid, base, {
-        method: 'POST',
-        path: '/api/session/token',
-        headers: { ...bearer, 'content-type': 'application/json' },
-        body: JSON.stringify({ audience: API }),
-      }),
-      'GET /api/session (yardstick)': await measure(pid, base, {
-        method: 'GET',
-        path: '/api/session',
-        headers: bearer,
-      }),
-    };
-    const lines = [
+    const usher = servers.find((s) => s.label === 'Usher')!;
+    return [
       `### ${kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`,
       '',
-      '| load | req/s | Usher CPU µs each | p50 ms | p99 ms | errors |',
-      '|---|---|---|---|---|---|',
-      ...Object.entries(rows).map(
-        ([what, r]) =>
-          `| ${what} | ${r.rps.toFixed(0)} | ${r.cpuUs.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.errors} |`,
-      ),
+      ...table(results, servers),
       '',
-    ];
-    return lines.join('\n');
+      `| memory | ${servers.map((s) => s.label).join(' | ')} |`,
+      `|---|${servers.map(() => '---|').join('')}`,
+      `| RSS at start, MiB | ${idle.map((m) => m.toFixed(0)).join(' | ')} |`,
+      `| peak RSS after the tokens, MiB | ${servers.map((s) => memoryMiB(s.pid).hwm.toFixed(0)).join(' | ')} |`,
+      '',
+      ...(await usherRoutes(usher)),
+      '',
+    ].join('\n');
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-    await fresh.drop();
+    for (const server of servers) await server.close();
   }
 }
 
@@ -189,11 +177,13 @@ async function algorithms(): Promise<string> {
   return lines.join('\n');
 }
 
-const report = [
-  `<!-- npm run bench:oidc on ${new Date().toISOString()}: ${SECONDS} s per load, ${CONNECTIONS} connections -->`,
-];
-for (const kind of ['sqlite', ...(postgresAvailable ? ['postgres' as const] : [])] as const) {
-  report.push(await benchStore(kind));
+if (import.meta.main) {
+  const report = [
+    `<!-- npm run bench:oidc on ${new Date().toISOString()}: ${ROUNDS} alternated rounds of ${TOKENS} tokens per server, ${CONNECTIONS} connections, medians; server CPU per token from /proc${BEFORE ? `; Usher before: ${BEFORE}` : ''} -->`,
+  ];
+  for (const kind of ['sqlite', ...(postgresAvailable ? ['postgres' as const] : [])] as const) {
+    report.push(await benchStore(kind));
+  }
+  report.push('### Signing one access token, by algorithm', '', await algorithms(), '');
+  console.log(report.join('\n'));
 }
-report.push('### Signing one access token, by algorithm', '', await algorithms(), '');
-console.log(report.join('\n'));

@@ -5,8 +5,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /** glibc's malloc arenas: see launchDefaults. */
 export const MALLOC_ARENA_MAX_DEFAULT = '1';
-/** V8's young generation, MiB per semi-space: see launchDefaults. */
-export const SEMI_SPACE_MIB_DEFAULT = 4;
+/** V8's young generation, MiB per semi-space: see launchDefaults (8 since decision 421). */
+export const SEMI_SPACE_MIB_DEFAULT = 8;
 /** V8's idle-time collections keep what the running code was optimised for: see launchDefaults. */
 export const MEMORY_REDUCER_FLAG = '--no-memory-reducer-favors-memory';
 
@@ -15,7 +15,8 @@ export const MEMORY_REDUCER_FLAG = '--no-memory-reducer-favors-memory';
  * long-running server on a small machine (docs/decisions.md, 126): glibc's malloc arenas
  * (MALLOC_ARENA_MAX, read before any JavaScript runs; with glibc's default of eight per core
  * every hashing thread keeps freed argon2 buffers, 19 MiB each, in an arena of its own), V8's young generation
- * (--max-semi-space-size; by default it grows to 64 MiB under load), V8's idle-time collections
+ * (--max-semi-space-size; by default it grows to 64 MiB under load; at 8 MiB per semi-space it
+ * stays at 24, where a request's objects die young: decision 421), V8's idle-time collections
  * (--no-memory-reducer-favors-memory: the collections V8 runs once a busy heap goes quiet still
  * run, but no longer in the memory-reducing mode that also discards the object layouts the hot
  * code was optimised for, which left every request after a quiet spell a third slower:

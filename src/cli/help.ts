@@ -163,10 +163,12 @@ to consent (your own apps). --grant client_credentials: the app may also get tok
 Prints the registered apps: a table, or with --json one JSON object per line.`,
   'clients remove': `Usage: usher clients remove ID
 
-Removes the app: its secret, refresh tokens and consents stop working at once.`,
+Removes the app: its secret, refresh tokens and consents stop working, on running servers
+within 30 seconds (they keep an app they looked up that long).`,
   'clients rotate-secret': `Usage: usher clients rotate-secret ID
 
-Gives the app a new secret, printed as {"clientId", "clientSecret"}; the old secret stops working.`,
+Gives the app a new secret, printed as {"clientId", "clientSecret"}. The new secret works at once;
+the old one stops working, on running servers within 30 seconds.`,
   'keys list': `Usage: usher keys list [--json]
 
 Prints the provider's signing keys and what each does: signing (signs new tokens), next (published,

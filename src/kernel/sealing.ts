@@ -1,7 +1,7 @@
 // Secrets at rest (TOTP secrets, webhook signing secrets, the OpenID Connect provider's client
 // secrets and signing keys): AES-256-GCM under ENCRYPTION_KEY, so a copy of the database (a backup,
 // a replica, a leaked dump) does not hand out every user's second factor or every receiver's key.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
@@ -9,12 +9,29 @@ const VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
+/**
+ * The cipher's key object of each key buffer, made once: handed a raw Buffer, every
+ * createCipheriv and createDecipheriv imports it into a new key object of its own, which was three
+ * quarters of opening a secret (about 15 of 20 µs; docs/benchmarks.md, round 19). The buffers are
+ * keySource's, one per process (or per configuration), so the map holds one or two entries.
+ */
+const KEY_OBJECTS = new WeakMap<Buffer, KeyObject>();
+
+function keyObject(key: Buffer): KeyObject {
+  let object = KEY_OBJECTS.get(key);
+  if (!object) {
+    object = createSecretKey(key);
+    KEY_OBJECTS.set(key, object);
+  }
+  return object;
+}
+
 /** Seals and opens short secrets; `context` (whose secret it is: a user id, a client id) is authenticated, so a sealed value only opens for its row. */
 export class SecretBox {
-  readonly #key: Buffer;
+  readonly #key: KeyObject;
   constructor(key: Buffer) {
     if (key.length !== 32) throw new Error('an AES-256 key is 32 bytes');
-    this.#key = key;
+    this.#key = keyObject(key);
   }
 
   seal(plaintext: string, context: string): string {

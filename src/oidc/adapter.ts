@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Adapter, AdapterPayload, KoaContextWithOIDC, errors as OidcErrors } from 'oidc-provider';
 import { AppError } from '../shared/errors.ts';
 import { oversized, PAYLOAD_MAX } from './bounds.ts';
-import type { ClientRegistry } from './clients.ts';
+import type { ClientRegistry, PresentedCredentials } from './clients.ts';
 import type { OidcModelsRepository } from './model-repository.ts';
 
 export interface AdapterStores {
@@ -85,6 +85,34 @@ function charger(budgets: StorageBudgets | undefined, errors: typeof OidcErrors)
   };
 }
 
+/**
+ * The client id and secret the request being answered authenticates with, as oidc-provider's
+ * client authentication reads them (client_secret_post's parameters, or client_secret_basic's
+ * header, its parts form-decoded): the client registry reads a client again when the secret is
+ * not the one it holds. Only the freshness of what the library is handed depends on it: the
+ * library itself compares the secret it reads with the client's. Any other scheme (a bearer
+ * token) presents no secret, and neither does a header the library refuses before any lookup.
+ */
+function presentedBy(ctx: KoaContextWithOIDC | undefined): PresentedCredentials | undefined {
+  if (!ctx) return undefined;
+  const params = ctx.oidc?.params as { client_id?: unknown; client_secret?: unknown } | undefined;
+  if (typeof params?.client_secret === 'string' && params.client_secret !== '')
+    return typeof params.client_id === 'string'
+      ? { clientId: params.client_id, secret: params.client_secret }
+      : undefined;
+  const header = ctx.headers.authorization;
+  if (typeof header !== 'string' || !/^basic /i.test(header)) return undefined;
+  try {
+    const basic = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    const colon = basic.indexOf(':');
+    if (colon === -1) return undefined;
+    const decode = (part: string) => decodeURIComponent(part.replace(/\+/g, '%20'));
+    return { clientId: decode(basic.slice(0, colon)), secret: decode(basic.slice(colon + 1)) };
+  } catch {
+    return undefined;
+  }
+}
+
 export function adapterFactory(
   stores: AdapterStores,
   clients: ClientRegistry,
@@ -97,7 +125,7 @@ export function adapterFactory(
     if (model === 'Client') {
       return {
         async find(id: string) {
-          return (await clients.metadata(id)) as AdapterPayload | undefined;
+          return (await clients.metadata(id, presentedBy(budgets?.current()))) as AdapterPayload | undefined;
         },
         upsert: refused,
         findByUid: nothing,

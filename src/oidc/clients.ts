@@ -1,14 +1,27 @@
 // The apps that sign in through Usher: registered by the operator (`usher clients …`), their
 // secrets shown once and kept sealed under ENCRYPTION_KEY (oidc-provider compares the secret a
-// client sends with the one it is given, so a one-way hash cannot serve), opened only when the
-// provider looks a client up.
-import { randomBytes } from 'node:crypto';
+// client sends with the one it is given, so a one-way hash cannot serve), opened when the
+// provider looks a client up and kept open for a while (CLIENT_CACHE_MS).
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { InTransaction } from '../db/transactions.ts';
 import type { Journal } from '../kernel/journal.ts';
 import { SecretBox } from '../kernel/sealing.ts';
 import { AppError } from '../shared/errors.ts';
 import { randomTextId } from '../shared/ids.ts';
 import type { OidcClientsRepository, StoredClient } from './client-repository.ts';
+import { REFRESH_INTERVAL_MS } from './keys.ts';
+
+/**
+ * How long a client read from the database is answered from memory: the bound within which a
+ * change made by another process (`usher clients …`, another instance) takes effect here, the
+ * same as for the signing keys (keys.ts). Reading the client and opening its secret on every
+ * token was about a third of a token's CPU (docs/benchmarks.md, round 19). A request presenting
+ * a secret other than the one held reads the client again, so a rotated secret works at once;
+ * the old one, and a removed client, stop within the bound (docs/decisions.md).
+ */
+export const CLIENT_CACHE_MS = REFRESH_INTERVAL_MS;
+/** Past this many held clients, the ones past their time are dropped when another is added. */
+const CACHE_SWEEP_SIZE = 1000;
 
 export interface NewClient {
   name: string;
@@ -86,11 +99,19 @@ export function checkRedirectUri(raw: string, option: string): string {
 /** A client change and its audit record commit together. */
 export type ClientTransaction = InTransaction<{ clients: OidcClientsRepository; journal: Journal }>;
 
+/** What a request presents for a client, when it does (oidc/adapter.ts reads it): its id and secret. */
+export interface PresentedCredentials {
+  clientId: string;
+  secret: string;
+}
+
 export class ClientRegistry {
   readonly #clients: OidcClientsRepository;
   readonly #transaction: ClientTransaction;
   readonly #key: () => Buffer | undefined;
   readonly #now: () => number;
+  /** Clients as last read, with when (the clock's time): see CLIENT_CACHE_MS. */
+  readonly #held = new Map<string, { metadata: ClientMetadata; readAt: number }>();
 
   constructor(deps: {
     clients: OidcClientsRepository;
@@ -190,6 +211,7 @@ export class ClientRegistry {
       await journal.record({ type: 'oidc.client.removed', userId: null, details: { clientId } });
       return true;
     });
+    this.#held.delete(clientId);
     if (!removed) throw new AppError('NOT_FOUND', `No client has the id ${clientId}.`);
   }
 
@@ -205,11 +227,39 @@ export class ClientRegistry {
       await clients.setSecret(clientId, sealed);
       await journal.record({ type: 'oidc.client.secret_rotated', userId: null, details: { clientId } });
     });
+    this.#held.delete(clientId);
     return { clientId, clientSecret: secret };
   }
 
-  /** The provider's view of a client; undefined for an unknown id, or a secret that cannot be opened. */
-  async metadata(clientId: string): Promise<ClientMetadata | undefined> {
+  /**
+   * The provider's view of a client; undefined for an unknown id. Answered from what was read less
+   * than CLIENT_CACHE_MS ago, unless `presented` (the credentials of the request being answered)
+   * names this client with a secret other than the one held: the client is then read again.
+   */
+  async metadata(clientId: string, presented?: PresentedCredentials): Promise<ClientMetadata | undefined> {
+    const now = this.#now();
+    const held = this.#held.get(clientId);
+    if (
+      held &&
+      now >= held.readAt &&
+      now - held.readAt < CLIENT_CACHE_MS &&
+      (presented?.clientId !== clientId || sameSecret(held.metadata.client_secret, presented.secret))
+    )
+      return held.metadata;
+    const metadata = await this.#read(clientId);
+    if (!metadata) {
+      this.#held.delete(clientId);
+      return undefined;
+    }
+    if (this.#held.size >= CACHE_SWEEP_SIZE) {
+      for (const [id, entry] of this.#held)
+        if (now < entry.readAt || now - entry.readAt >= CLIENT_CACHE_MS) this.#held.delete(id);
+    }
+    this.#held.set(clientId, { metadata, readAt: now });
+    return metadata;
+  }
+
+  async #read(clientId: string): Promise<ClientMetadata | undefined> {
     const client = await this.#clients.find(clientId);
     if (!client) return undefined;
     const secret =
@@ -230,6 +280,14 @@ export class ClientRegistry {
 }
 
 const context = (clientId: string) => `oidc-client:${clientId}`;
+
+/** Whether a presented secret is the one held. */
+function sameSecret(held: string | undefined, presented: string): boolean {
+  if (held === undefined) return false;
+  const a = Buffer.from(held);
+  const b = Buffer.from(presented);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
 
 const isLoopbackHttp = (url: URL) =>
   url.protocol === 'http:' && ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);

@@ -1,11 +1,12 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import middie from '@fastify/middie';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Config } from '../config.ts';
 import { purgeInRounds } from '../db/purge.ts';
 import { type ExportsOf, feature } from '../feature.ts';
 import type { Kernel, KernelUnit } from '../kernel/composition.ts';
 import { AddressLimits } from '../kernel/limits.ts';
 import { labelRoute } from '../plugins/pipeline.ts';
+import { HSTS } from '../plugins/security-headers.ts';
 import type { SessionsExports } from '../sessions/feature.ts';
 import type { UsersExports } from '../users/feature.ts';
 import { OidcLoginBaselinesRepository } from './baseline-repository.ts';
@@ -18,7 +19,7 @@ import { createOidc } from './migrations/2026-11-25-0017-oidc.ts';
 import { createOidcLoginBaselines } from './migrations/2026-12-07-0025-oidc-login-baselines.ts';
 import { OidcModelsRepository } from './model-repository.ts';
 import { oidcPageTexts } from './page-texts.ts';
-import { INTERACTION_PATH, OIDC_PREFIX, OidcHost } from './provider.ts';
+import { INTERACTION_PATH, OIDC_PREFIX, OidcHost, type RequestHandler } from './provider.ts';
 import { sessionTokenRoutes } from './session-token.ts';
 
 export interface OidcUnit {
@@ -47,12 +48,12 @@ const INTERACTION_SUFFIX = INTERACTION_PATH.slice(OIDC_PREFIX.length);
 /**
  * oidc-provider (Koa) believes X-Forwarded-* from anyone once `proxy` is on, where Fastify believes
  * them only from the addresses of TRUST_PROXY. The provider is given Fastify's verdict instead
- * (middie copies the request's protocol and address onto the raw request; the host is the
- * Host header, as the issuer is PUBLIC_URL whatever the request says): a client that
- * reaches Usher directly cannot pass itself off as https or as another host.
+ * (the request's protocol and address as Fastify judged them; the host is the Host header, as the
+ * issuer is PUBLIC_URL whatever the request says): a client that reaches Usher directly cannot
+ * pass itself off as https or as another host. The address is also kept on the raw request, where
+ * the storage budgets read it (adapter.ts).
  */
-function trustedForwarding(req: IncomingMessage): void {
-  const judged = req as IncomingMessage & { protocol?: string; ip?: string };
+function trustedForwarding(req: IncomingMessage, protocol: string, ip: string): void {
   for (const name of [
     'x-forwarded-proto',
     'x-forwarded-host',
@@ -61,8 +62,21 @@ function trustedForwarding(req: IncomingMessage): void {
     'forwarded',
   ])
     delete req.headers[name];
-  if (judged.protocol) req.headers['x-forwarded-proto'] = judged.protocol;
-  if (judged.ip) req.headers['x-forwarded-for'] = judged.ip;
+  req.headers['x-forwarded-proto'] = protocol;
+  req.headers['x-forwarded-for'] = ip;
+  (req as IncomingMessage & { ip?: string }).ip = ip;
+}
+
+/**
+ * The URL below the provider's prefix, as the provider (mounted there) must see it: the rest of the
+ * path after its first segment (the router matched that segment as `oidc`, percent-encoded or
+ * not), with the query, and `/` when nothing is left.
+ */
+function belowPrefix(url: string): string {
+  let end = 1;
+  while (end < url.length && url[end] !== '/' && url[end] !== '?') end++;
+  const rest = url.slice(end);
+  return rest.startsWith('/') ? rest : `/${rest}`;
 }
 
 /** The provider's endpoints (under OIDC_PREFIX) as the metrics' `route` label: a bounded set. */
@@ -83,7 +97,7 @@ const ROUTES = new Set(
 );
 
 /**
- * The route label of a URL under the provider (its prefix stripped by middie), found as
+ * The route label of a URL under the provider (its prefix stripped), found as
  * oidc-provider's router finds the route: ASCII letters in any case, one trailing `/` dropped
  * (HEAD is answered by the GET route), so `/oidc/AUTH/` is `/oidc/auth`.
  */
@@ -99,8 +113,8 @@ function routeOf(url: string): string {
 }
 
 /**
- * Usher as an OpenID Connect provider (issue 28): oidc-provider mounted under /oidc with
- * @fastify/middie, Usher's login and consent pages, and POST /api/session/token.
+ * Usher as an OpenID Connect provider (issue 28): oidc-provider mounted under /oidc, Usher's login
+ * and consent pages, and POST /api/session/token.
  */
 export const oidcFeature = feature({
   name: 'oidc',
@@ -199,18 +213,53 @@ export const oidcFeature = feature({
         'ENCRYPTION_KEY is not set: the OpenID Connect provider (/oidc) answers 503 on PostgreSQL until it is',
       );
 
-    await app.register(middie);
-    app.use(OIDC_PREFIX, (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => {
-      // Usher's own pages under the provider's path are Fastify routes.
-      if (req.url?.startsWith(`${INTERACTION_SUFFIX}/`)) return next();
-      labelRoute(req, routeOf(req.url ?? '/'));
-      trustedForwarding(req);
-      // Discovery and the endpoints are built from the request's host: always PUBLIC_URL's, never
-      // what a client wrote in Host (which a cache in front could then hand to everyone).
-      req.headers.host = publicHost;
+    /** Hands a request to the provider, which writes the answer past Fastify's reply. */
+    const handOn = (request: FastifyRequest, reply: FastifyReply, url: string, rest: string) => {
+      return (handler: RequestHandler) => {
+        const req = request.raw;
+        trustedForwarding(req, request.protocol, request.ip);
+        // Discovery and the endpoints are built from the request's host: always PUBLIC_URL's, never
+        // what a client wrote in Host (which a cache in front could then hand to everyone).
+        req.headers.host = publicHost;
+        // As a mounted application sees its request: oidc-provider finds its mount path from the two.
+        (req as IncomingMessage & { originalUrl?: string }).originalUrl = url;
+        req.url = rest;
+        reply.hijack();
+        handler(req, reply.raw).catch((err: unknown) => {
+          request.log.error({ err }, 'oidc: the provider failed to answer');
+          if (!reply.raw.headersSent) {
+            reply.raw.statusCode = 500;
+            reply.raw.end();
+          } else reply.raw.destroy();
+        });
+      };
+    };
+
+    /**
+     * The provider's requests, from this route's own onRequest hook: after the app-wide ones (the
+     * request id, the refusals while shutting down or before the schema is ready), before Fastify
+     * reads a body (the provider reads its own). No other route runs anything for it. What the
+     * provider writes carries what Usher's answers carry: the request id, its security headers
+     * (HSTS over https), and the access line and metrics written when the answer is sent.
+     */
+    const toProvider = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      const url = request.raw.url ?? '/';
+      const rest = belowPrefix(url);
+      // Usher's own pages under the provider's path are routes of their own, found before this
+      // one; any other path under theirs is no page (not found, as any unknown path).
+      if (rest.startsWith(`${INTERACTION_SUFFIX}/`)) {
+        labelRoute(request.raw, 'unmatched');
+        reply.callNotFound();
+        return;
+      }
+      labelRoute(request.raw, routeOf(rest), url);
+      const res = reply.raw;
+      res.setHeader('x-request-id', request.id);
+      if (request.protocol === 'https') res.setHeader('strict-transport-security', HSTS);
       for (const [name, value] of PROVIDER_HEADERS) res.setHeader(name, value);
       res.setHeader('cache-control', 'no-store');
       if (!host.available) {
+        reply.hijack();
         res.statusCode = 503;
         res.setHeader('content-type', 'application/json; charset=utf-8');
         res.end(
@@ -221,8 +270,17 @@ export const oidcFeature = feature({
         );
         return;
       }
-      host.handle(req, res).catch(next);
-    });
+      const forward = handOn(request, reply, url, rest);
+      const ready = host.readyHandler();
+      if (ready) forward(ready);
+      // Building the provider or checking its keys failed (the database): Usher's error answer.
+      else host.handler().then(forward, done);
+    };
+    for (const url of [OIDC_PREFIX, `${OIDC_PREFIX}/*`])
+      app.all(url, { onRequest: toProvider, schema: { hide: true } }, (_request, reply) => {
+        // Never reached: the hook above answers every request.
+        reply.callNotFound();
+      });
 
     await app.register(interactionRoutes, {
       host,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { runPrepared, type SlottedQuery, slotted } from '../db/prepared.ts';
 import type { Tables } from '../db/schema.ts';
 
 /** One stored instance of an oidc-provider model, as its adapter hands it over. */
@@ -14,6 +15,18 @@ export interface StoredModel {
 
 const digestOf = (id: string) => createHash('sha256').update(id).digest('base64url');
 
+const UPSERT_SLOTS = [
+  'model',
+  'id_digest',
+  'payload',
+  'grant_id',
+  'uid',
+  'user_code',
+  'account_id',
+  'expires_ms',
+] as const;
+type UpsertSlot = (typeof UPSERT_SLOTS)[number];
+
 /**
  * The models whose payload keeps its `jti`: a session is also found by its uid (an interaction's
  * link to it) and must come back whole. It is no credential alone: the provider asks for the Usher
@@ -27,36 +40,68 @@ const KEEPS_ID = new Set(['Session']);
  */
 export class OidcModelsRepository {
   readonly #db: Kysely<Tables>;
+  // Every token the provider issues from a code or a refresh token runs these: built once, named,
+  // and run on the connection directly (db/prepared.ts).
+  #upsert: SlottedQuery<UpsertSlot> | undefined;
+  #find: SlottedQuery<'model' | 'digest' | 'now'> | undefined;
+  #consume: SlottedQuery<'model' | 'digest' | 'now'> | undefined;
   constructor(db: Kysely<Tables>) {
     this.#db = db;
   }
 
   async upsert(model: string, id: string, stored: StoredModel): Promise<void> {
     const payload = KEEPS_ID.has(model) ? stored.payload : { ...stored.payload, jti: undefined };
-    const row = {
-      payload: JSON.stringify(payload),
-      grant_id: stored.grantId ?? null,
-      uid: stored.uid ?? null,
-      user_code: stored.userCode ?? null,
-      account_id: typeof stored.payload.accountId === 'string' ? stored.payload.accountId : null,
-      expires_ms: stored.expiresAt ?? null,
-    };
-    await this.#db
-      .insertInto('oidc_models')
-      .values({ model, id_digest: digestOf(id), ...row })
-      .onConflict((oc) => oc.columns(['model', 'id_digest']).doUpdateSet(row))
-      .execute();
+    this.#upsert ??= slotted(UPSERT_SLOTS, (s) => {
+      const row = {
+        payload: s.payload,
+        grant_id: s.grant_id,
+        uid: s.uid,
+        user_code: s.user_code,
+        account_id: s.account_id,
+        expires_ms: s.expires_ms,
+      };
+      return this.#db
+        .insertInto('oidc_models')
+        .values({ model: s.model, id_digest: s.id_digest, ...row })
+        .onConflict((oc) => oc.columns(['model', 'id_digest']).doUpdateSet(row));
+    });
+    await runPrepared(
+      this.#db,
+      this.#upsert.query,
+      this.#upsert.parameters({
+        model,
+        id_digest: digestOf(id),
+        payload: JSON.stringify(payload),
+        grant_id: stored.grantId ?? null,
+        uid: stored.uid ?? null,
+        user_code: stored.userCode ?? null,
+        account_id: typeof stored.payload.accountId === 'string' ? stored.payload.accountId : null,
+        expires_ms: stored.expiresAt ?? null,
+      }),
+    );
   }
 
   async find(model: string, id: string, now: number): Promise<Record<string, unknown> | undefined> {
-    const row = await this.#db
-      .selectFrom('oidc_models')
-      .select(['payload', 'consumed_ms'])
-      .where('model', '=', model)
-      .where('id_digest', '=', digestOf(id))
-      .where((eb) => eb.or([eb('expires_ms', 'is', null), eb('expires_ms', '>', BigInt(now))]))
-      .executeTakeFirst();
-    return row && { ...payloadOf(row), ...(KEEPS_ID.has(model) ? {} : { jti: id }) };
+    this.#find ??= slotted(['model', 'digest', 'now'], (s) =>
+      this.#db
+        .selectFrom('oidc_models')
+        .select(['payload', 'consumed_ms'])
+        .where('model', '=', s.model)
+        .where('id_digest', '=', s.digest)
+        .where((eb) => eb.or([eb('expires_ms', 'is', null), eb('expires_ms', '>', s.now)])),
+    );
+    const rows = await runPrepared(
+      this.#db,
+      this.#find.query,
+      this.#find.parameters({ model, digest: digestOf(id), now: BigInt(now) }),
+    );
+    const row = rows[0];
+    return (
+      row && {
+        ...payloadOf({ payload: row[0] as string, consumed_ms: row[1] as bigint | number | null }),
+        ...(KEEPS_ID.has(model) ? {} : { jti: id }),
+      }
+    );
   }
 
   async findBy(
@@ -82,14 +127,21 @@ export class OidcModelsRepository {
    * simultaneous exchanges exactly one goes on (the statement is atomic on both stores).
    */
   async consume(model: string, id: string, now: number): Promise<boolean> {
-    const result = await this.#db
-      .updateTable('oidc_models')
-      .set({ consumed_ms: now })
-      .where('model', '=', model)
-      .where('id_digest', '=', digestOf(id))
-      .where('consumed_ms', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    this.#consume ??= slotted(['model', 'digest', 'now'], (s) =>
+      this.#db
+        .updateTable('oidc_models')
+        .set({ consumed_ms: s.now })
+        .where('model', '=', s.model)
+        .where('id_digest', '=', s.digest)
+        .where('consumed_ms', 'is', null)
+        .returning('model'),
+    );
+    const rows = await runPrepared(
+      this.#db,
+      this.#consume.query,
+      this.#consume.parameters({ model, digest: digestOf(id), now }),
+    );
+    return rows.length === 1;
   }
 
   async destroy(model: string, id: string): Promise<void> {

@@ -75,6 +75,9 @@ export interface OidcHostDeps {
 
 type OidcModule = typeof import('oidc-provider');
 
+/** Answers one request under the provider's path, its URL stripped of the prefix. */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
 /** The key access tokens are signed with now (the provider's own choice: the first ES256 key). */
 export interface SigningKey {
   kid: string;
@@ -127,7 +130,16 @@ const SUBJECT = /^[1-9][0-9]{0,18}$/;
 export class OidcHost {
   readonly #d: OidcHostDeps;
   #module: Promise<OidcModule> | undefined;
-  #built: { provider: Provider; fingerprint: string; version: string; accessKey: SigningKey } | undefined;
+  #built:
+    | {
+        provider: Provider;
+        /** The provider's request handler (Koa's callback), made once per provider. */
+        handler: RequestHandler;
+        fingerprint: string;
+        version: string;
+        accessKey: SigningKey;
+      }
+    | undefined;
   #building: Promise<Provider> | undefined;
   #checkedAt = Number.NEGATIVE_INFINITY;
 
@@ -194,7 +206,13 @@ export class OidcHost {
       kid: String((jwk as { kid?: string }).kid),
       key: createPrivateKey({ key: jwk, format: 'jwk' }),
     };
-    this.#built = { provider, fingerprint: snapshot.fingerprint, version, accessKey };
+    this.#built = {
+      provider,
+      handler: provider.callback() as RequestHandler,
+      fingerprint: snapshot.fingerprint,
+      version,
+      accessKey,
+    };
     this.#checkedAt = now;
     return provider;
   }
@@ -205,10 +223,19 @@ export class OidcHost {
     return this.#built!.accessKey;
   }
 
-  /** Answers one request under /oidc (its URL already stripped of the prefix by middie). */
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const provider = await this.provider();
-    await (provider.callback() as (req: IncomingMessage, res: ServerResponse) => Promise<void>)(req, res);
+  /**
+   * The handler to answer a request with now, when the provider is built and its key set was
+   * checked less than REFRESH_INTERVAL_MS ago (most requests): no promise to wait for. Otherwise
+   * undefined, and `handler()` gives it once the key set is checked (or the provider built).
+   */
+  readyHandler(): RequestHandler | undefined {
+    const built = this.#built;
+    return built && this.#d.now() - this.#checkedAt < REFRESH_INTERVAL_MS ? built.handler : undefined;
+  }
+
+  async handler(): Promise<RequestHandler> {
+    await this.provider();
+    return this.#built!.handler;
   }
 
   /**
@@ -309,12 +336,16 @@ export class OidcHost {
     const { settings } = this.#d;
     const d = this.#d;
     const resources = new Set(settings.resources);
-    const findAccount: Configuration['findAccount'] = async (_ctx, sub) => {
+    // The roles the request's account was found with: its access token carries the same ones
+    // (extraTokenClaims), read once per token rather than twice.
+    const rolesRead = new WeakMap<object, { accountId: string; roles: string[] }>();
+    const findAccount: Configuration['findAccount'] = async (ctx, sub) => {
       if (!SUBJECT.test(sub)) return undefined;
       const id = BigInt(sub);
       const [user, roles] = await Promise.all([d.userById(id), d.rolesOf(id)]);
       // A disabled account is no account to the provider: no sign-in, no refresh, no userinfo.
       if (!user || user.disabled) return undefined;
+      if (ctx) rolesRead.set(ctx, { accountId: sub, roles });
       return {
         accountId: sub,
         claims: () => ({
@@ -394,10 +425,11 @@ export class OidcHost {
       findAccount,
       loadExistingGrant,
       // An access token for a person carries their application roles, as their ID token does.
-      extraTokenClaims: async (_ctx, token) => {
+      extraTokenClaims: async (ctx, token) => {
         const accountId = 'accountId' in token ? token.accountId : undefined;
         if (typeof accountId !== 'string' || !SUBJECT.test(accountId)) return undefined;
-        return { roles: await d.rolesOf(BigInt(accountId)) };
+        const read = rolesRead.get(ctx);
+        return { roles: read?.accountId === accountId ? read.roles : await d.rolesOf(BigInt(accountId)) };
       },
       // Standalone claims (null): present whenever the session has them, in every ID token.
       claims: {

@@ -16,8 +16,18 @@ function pathOf(url: string): string {
  */
 const QUIET_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
-/** `pathOnly`: the query string is left out (it may carry a token or a provider's code). */
-export type AccessLog = (request: FastifyRequest, reply: FastifyReply, pathOnly: boolean) => void;
+/**
+ * `pathOnly`: the query string is left out (it may carry a token or a provider's code).
+ * `handedOn`: the URL of a request a route handed on to an application of its own with its URL
+ * rewritten (the OpenID Connect provider under /oidc): its path is logged, never its query (an
+ * authorization request's login_hint, an id_token_hint).
+ */
+export type AccessLog = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  pathOnly: boolean,
+  handedOn: string | undefined,
+) => void;
 
 interface PinoInternals {
   [pino.symbols.streamSym]: { write(line: string): unknown };
@@ -62,7 +72,7 @@ export function createAccessLog(logger: FastifyBaseLogger): AccessLog | undefine
   // Many lines share a millisecond: its digits are made once.
   let time = 0;
   let timeText = '0';
-  return (request, reply, pathOnly) => {
+  return (request, reply, pathOnly, handedOn) => {
     // A GET or HEAD that succeeded on a probe's path (a query string does not make it another).
     const quiet =
       reply.statusCode < 400 &&
@@ -76,16 +86,7 @@ export function createAccessLog(logger: FastifyBaseLogger): AccessLog | undefine
     }
     // A page may be linked with ?token= (the fragment is the norm, but apps link both ways), and a
     // provider's callback carries its code: the path says which it was, the secret stays out.
-    // A request a middleware answered (the OpenID Connect provider under /oidc, mounted by middie)
-    // has its URL cut to the mount's view: the full path is logged, never its query (an
-    // authorization request's login_hint, an id_token_hint).
-    const mounted = (request.raw as { originalUrl?: string }).originalUrl;
-    const url =
-      mounted !== undefined && mounted !== request.url
-        ? pathOf(mounted)
-        : pathOnly
-          ? pathOf(request.url)
-          : request.url;
+    const url = handedOn !== undefined ? pathOf(handedOn) : pathOnly ? pathOf(request.url) : request.url;
     stream.write(
       `${quiet ? quietLevel : level}${timeText}${bindings},"reqId":${json(request.id)},"method":"${request.method}","url":${json(url)},` +
         `"statusCode":${reply.statusCode},"responseTime":${hundredths(reply.elapsedTime)},` +

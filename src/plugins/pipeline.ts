@@ -68,13 +68,19 @@ class RouteInfo {
 
 const ROUTE_INFO = Symbol('usher.routeInfo');
 const RAW_LABEL = Symbol('usher.routeLabel');
+const RAW_LOGGED = Symbol('usher.loggedPath');
+
+type Labelled = IncomingMessage & { [RAW_LABEL]?: string; [RAW_LOGGED]?: string };
 
 /**
- * The route label of a request answered outside Fastify's router (a middleware under /oidc): one
- * of a fixed set its caller picks from the URL, never the URL itself.
+ * The route label of a request a route hands on to an application of its own (the OpenID Connect
+ * provider under /oidc), which answers many endpoints: one of a fixed set its caller picks from
+ * the URL, never the URL itself. `loggedUrl`: the URL whose path (never its query) the access
+ * line shows, when the request's own URL is rewritten for that application.
  */
-export function labelRoute(raw: IncomingMessage, label: string): void {
-  (raw as IncomingMessage & { [RAW_LABEL]?: string })[RAW_LABEL] = label;
+export function labelRoute(raw: IncomingMessage, label: string, loggedUrl?: string): void {
+  (raw as Labelled)[RAW_LABEL] = label;
+  if (loggedUrl !== undefined) (raw as Labelled)[RAW_LOGGED] = loggedUrl;
 }
 type ConfigWithInfo = FastifyContextConfig & { [ROUTE_INFO]?: RouteInfo };
 
@@ -133,15 +139,14 @@ export const pipelinePlugin = fp<PipelineOptions>(
     app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
       // Null when the request never reached onRequest (refused by the router, or by the shutdown check).
       const route = request.usherRoute ?? routeOf(request);
-      const label = route.matched
-        ? undefined
-        : (request.raw as IncomingMessage & { [RAW_LABEL]?: string })[RAW_LABEL];
+      const raw = request.raw as Labelled;
+      const label = raw[RAW_LABEL];
       metrics.record(
         label ? metrics.series(request.method, label) : route.series(request.method),
         reply.statusCode,
         reply.elapsedTime / 1000,
       );
-      accessLog?.(request, reply, route.pathOnly);
+      accessLog?.(request, reply, route.pathOnly, raw[RAW_LOGGED]);
       done();
     });
   },

@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../../src/db/database.ts';
 import { compose } from '../../src/features.ts';
+import { CLIENT_CACHE_MS } from '../../src/oidc/clients.ts';
 import { runProcess } from '../helpers/process.ts';
 import { describeEachStore, freshDatabaseUrl } from '../helpers/stores.ts';
 import { API, OIDC_ENCRYPTION_KEY, type OidcTestApp, startOidcApp } from '../helpers/usher-oidc.ts';
@@ -54,8 +55,12 @@ const jsonLines = <T>(stdout: string): T[] =>
 describeEachStore('admin CLI: OpenID Connect clients and keys', (store) => {
   let t: OidcTestApp;
   let env: Record<string, string>;
+  // The app's clock: real time, moved ahead where a test waits out the bound within which the
+  // running app sees a change the CLI made (CLIENT_CACHE_MS, decision 418).
+  let ahead = 0;
+  const clock = () => Date.now() + ahead;
   before(async () => {
-    t = await startOidcApp(store, 'a');
+    t = await startOidcApp(store, 'a', {}, { clock });
     env = { DATABASE_URL: store.url, ENCRYPTION_KEY: OIDC_ENCRYPTION_KEY.toString('base64') };
   });
   after(() => t.close());
@@ -228,7 +233,7 @@ describeEachStore('admin CLI: OpenID Connect clients and keys', (store) => {
     assert.ok(!table.stdout.includes(first.clientSecret!));
   });
 
-  test('rotate-secret: a new secret, and the old one stops working at the token endpoint', async () => {
+  test('rotate-secret: a new secret, and the old one stops working at the token endpoint (within CLIENT_CACHE_MS)', async () => {
     const created = await add(['--name', 'Worker', '--grant', 'client_credentials']);
     assert.deepEqual(await credentialsGrant(created.clientId, created.clientSecret!), { status: 200 });
     const run = await cli(env, ['clients', 'rotate-secret', ...asArgument(created.clientId)]);
@@ -237,6 +242,7 @@ describeEachStore('admin CLI: OpenID Connect clients and keys', (store) => {
     assert.deepEqual(Object.keys(rotated), ['clientId', 'clientSecret']);
     assert.equal(rotated.clientId, created.clientId);
     assert.notEqual(rotated.clientSecret, created.clientSecret);
+    ahead += CLIENT_CACHE_MS;
     assert.deepEqual(await credentialsGrant(created.clientId, created.clientSecret!), {
       status: 401,
       error: 'invalid_client',
@@ -252,13 +258,14 @@ describeEachStore('admin CLI: OpenID Connect clients and keys', (store) => {
     assert.match(unknown.stderr, /NOT_FOUND/);
   });
 
-  test('remove: the client is gone from the list and its secret stops working', async () => {
+  test('remove: the client is gone from the list and its secret stops working (within CLIENT_CACHE_MS)', async () => {
     const created = await add(['--name', 'Leaving', '--grant', 'client_credentials']);
     assert.deepEqual(await credentialsGrant(created.clientId, created.clientSecret!), { status: 200 });
     const run = await cli(env, ['clients', 'remove', ...asArgument(created.clientId)]);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, new RegExp(`removed client ${created.clientId}`));
     assert.ok(!(await listClients()).clients.some((c) => c.clientId === created.clientId));
+    ahead += CLIENT_CACHE_MS;
     assert.deepEqual(await credentialsGrant(created.clientId, created.clientSecret!), {
       status: 401,
       error: 'invalid_client',

@@ -2,7 +2,7 @@
 // calls it): method, URL, status and time, with the request id and the client address. No headers
 // and no bodies, so no credential can reach the log this way. Probes and scrapes that succeed are
 // written at debug: a load balancer and Prometheus ask every few seconds, forever.
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
 
 function pathOf(url: string): string {
@@ -16,8 +16,26 @@ function pathOf(url: string): string {
  */
 const QUIET_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
-/** `pathOnly`: the query string is left out (it may carry a token or a provider's code). */
-export type AccessLog = (request: FastifyRequest, reply: FastifyReply, pathOnly: boolean) => void;
+/** What the access log knows of a request's route, worked out once per route (plugins/pipeline.ts). */
+export interface LoggedRoute {
+  /** The query string is left out (it may carry a token or a provider's code). */
+  readonly pathOnly: boolean;
+  /** The route of a probe or the scrape: only its requests can be logged at debug. */
+  readonly probe: boolean;
+}
+
+/** Whether the route with this pattern (a matched route's) is a probe's or the scrape's. */
+export function isProbeRoute(pattern: string): boolean {
+  return QUIET_PATHS.has(pattern);
+}
+
+/** Writes the line of a request whose answer had `statusCode`, `elapsedMs` after it arrived. */
+export type AccessLog = (
+  request: FastifyRequest,
+  statusCode: number,
+  elapsedMs: number,
+  route: LoggedRoute,
+) => void;
 
 interface PinoInternals {
   [pino.symbols.streamSym]: { write(line: string): unknown };
@@ -62,10 +80,12 @@ export function createAccessLog(logger: FastifyBaseLogger): AccessLog | undefine
   // Many lines share a millisecond: its digits are made once.
   let time = 0;
   let timeText = '0';
-  return (request, reply, pathOnly) => {
+  return (request, statusCode, elapsedMs, route) => {
     // A GET or HEAD that succeeded on a probe's path (a query string does not make it another).
+    // Only a probe's route is reached by such a path: the others skip the look at the URL.
     const quiet =
-      reply.statusCode < 400 &&
+      route.probe &&
+      statusCode < 400 &&
       (request.method === 'GET' || request.method === 'HEAD') &&
       QUIET_PATHS.has(pathOf(request.url));
     if (quiet && !debug) return;
@@ -83,12 +103,13 @@ export function createAccessLog(logger: FastifyBaseLogger): AccessLog | undefine
     const url =
       mounted !== undefined && mounted !== request.url
         ? pathOf(mounted)
-        : pathOnly
+        : route.pathOnly
           ? pathOf(request.url)
           : request.url;
+    // The request id needs no escaping (plugins/request-logger.ts: its CONTRACT).
     stream.write(
-      `${quiet ? quietLevel : level}${timeText}${bindings},"reqId":${json(request.id)},"method":"${request.method}","url":${json(url)},` +
-        `"statusCode":${reply.statusCode},"responseTime":${hundredths(reply.elapsedTime)},` +
+      `${quiet ? quietLevel : level}${timeText}${bindings},"reqId":"${request.id}","method":"${request.method}","url":${json(url)},` +
+        `"statusCode":${statusCode},"responseTime":${hundredths(elapsedMs)},` +
         `"address":${json(request.ip)},"msg":"request"}\n`,
     );
   };

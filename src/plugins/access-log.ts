@@ -2,7 +2,7 @@
 // calls it): method, URL, status and time, with the request id and the client address. No headers
 // and no bodies, so no credential can reach the log this way. Probes and scrapes that succeed are
 // written at debug: a load balancer and Prometheus ask every few seconds, forever.
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
 
 function pathOf(url: string): string {
@@ -16,16 +16,30 @@ function pathOf(url: string): string {
  */
 const QUIET_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
+/** What the access log knows of a request's route, worked out once per route (plugins/pipeline.ts). */
+export interface LoggedRoute {
+  /** The query string is left out (it may carry a token or a provider's code). */
+  readonly pathOnly: boolean;
+  /** The route of a probe or the scrape: only its requests can be logged at debug. */
+  readonly probe: boolean;
+}
+
+/** Whether the route with this pattern (a matched route's) is a probe's or the scrape's. */
+export function isProbeRoute(pattern: string): boolean {
+  return QUIET_PATHS.has(pattern);
+}
+
 /**
- * `pathOnly`: the query string is left out (it may carry a token or a provider's code).
+ * Writes the line of a request whose answer had `statusCode`, `elapsedMs` after it arrived.
  * `handedOn`: the URL of a request a route handed on to an application of its own with its URL
  * rewritten (the OpenID Connect provider under /oidc): its path is logged, never its query (an
  * authorization request's login_hint, an id_token_hint).
  */
 export type AccessLog = (
   request: FastifyRequest,
-  reply: FastifyReply,
-  pathOnly: boolean,
+  statusCode: number,
+  elapsedMs: number,
+  route: LoggedRoute,
   handedOn: string | undefined,
 ) => void;
 
@@ -72,10 +86,12 @@ export function createAccessLog(logger: FastifyBaseLogger): AccessLog | undefine
   // Many lines share a millisecond: its digits are made once.
   let time = 0;
   let timeText = '0';
-  return (request, reply, pathOnly, handedOn) => {
+  return (request, statusCode, elapsedMs, route, handedOn) => {
     // A GET or HEAD that succeeded on a probe's path (a query string does not make it another).
+    // Only a probe's route is reached by such a path: the others skip the look at the URL.
     const quiet =
-      reply.statusCode < 400 &&
+      route.probe &&
+      statusCode < 400 &&
       (request.method === 'GET' || request.method === 'HEAD') &&
       QUIET_PATHS.has(pathOf(request.url));
     if (quiet && !debug) return;
@@ -86,10 +102,12 @@ export function createAccessLog(logger: FastifyBaseLogger): AccessLog | undefine
     }
     // A page may be linked with ?token= (the fragment is the norm, but apps link both ways), and a
     // provider's callback carries its code: the path says which it was, the secret stays out.
-    const url = handedOn !== undefined ? pathOf(handedOn) : pathOnly ? pathOf(request.url) : request.url;
+    const url =
+      handedOn !== undefined ? pathOf(handedOn) : route.pathOnly ? pathOf(request.url) : request.url;
+    // The request id needs no escaping (plugins/request-logger.ts: its CONTRACT).
     stream.write(
-      `${quiet ? quietLevel : level}${timeText}${bindings},"reqId":${json(request.id)},"method":"${request.method}","url":${json(url)},` +
-        `"statusCode":${reply.statusCode},"responseTime":${hundredths(reply.elapsedTime)},` +
+      `${quiet ? quietLevel : level}${timeText}${bindings},"reqId":"${request.id}","method":"${request.method}","url":${json(url)},` +
+        `"statusCode":${statusCode},"responseTime":${hundredths(elapsedMs)},` +
         `"address":${json(request.ip)},"msg":"request"}\n`,
     );
   };

@@ -7,7 +7,7 @@ import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify
 import fp from 'fastify-plugin';
 import type { SchemaReadiness } from '../db/schema-readiness.ts';
 import { AppError } from '../shared/errors.ts';
-import { type AccessLog, createAccessLog } from './access-log.ts';
+import { type AccessLog, createAccessLog, isProbeRoute, type LoggedRoute } from './access-log.ts';
 import type { RequestMetrics, RequestSeries } from './metrics.ts';
 import { DOCS_PREFIX } from './openapi.ts';
 import { type HeaderList, HSTS, securityHeaders, underDocs } from './security-headers.ts';
@@ -20,17 +20,28 @@ declare module 'fastify' {
   }
 }
 
+/** A HeaderList as names and values side by side: set by an indexed loop, with no iterator per request. */
+class RouteHeaders {
+  readonly names: readonly string[];
+  readonly values: readonly string[];
+  constructor(list: HeaderList) {
+    this.names = list.map(([name]) => name);
+    this.values = list.map(([, value]) => value);
+  }
+}
+
 /** A route as the pipeline sees it; one per route (Fastify's per-route config object). */
-class RouteInfo {
+class RouteInfo implements LoggedRoute {
   /** The route's pattern, the metrics' `route` label; `unmatched` for the not-found handler. */
   readonly label: string;
   readonly matched: boolean;
   /** The access log writes the path only: a page's link or a provider's answer may carry a credential. */
   readonly pathOnly: boolean;
+  readonly probe: boolean;
   readonly usesDatabase: boolean;
-  readonly headers: HeaderList;
+  readonly headers: RouteHeaders;
   /** The not-found handler's headers for a URL under the docs (they bring their own policy). */
-  readonly docsHeaders: HeaderList;
+  readonly docsHeaders: RouteHeaders;
   readonly #metrics: RequestMetrics;
   /** The series of the route's own method; other methods (not-found, multi-method routes) in #others. */
   readonly #method: string | undefined;
@@ -41,14 +52,15 @@ class RouteInfo {
     this.matched = config.url !== undefined;
     this.label = config.url ?? 'unmatched';
     this.pathOnly = config.page === true || config.secretQuery === true;
+    this.probe = this.matched && isProbeRoute(this.label);
     this.usesDatabase = config.usesDatabase !== false;
-    this.headers = securityHeaders(config, config.url ?? '');
-    this.docsHeaders = securityHeaders(config, DOCS_PREFIX);
+    this.headers = new RouteHeaders(securityHeaders(config, config.url ?? ''));
+    this.docsHeaders = new RouteHeaders(securityHeaders(config, DOCS_PREFIX));
     this.#metrics = metrics;
     this.#method = typeof config.method === 'string' ? config.method : undefined;
   }
 
-  headersFor(url: string): HeaderList {
+  headersFor(url: string): RouteHeaders {
     return this.matched || !underDocs(url) ? this.headers : this.docsHeaders;
   }
 
@@ -121,7 +133,8 @@ export const pipelinePlugin = fp<PipelineOptions>(
       }
       const route = routeOf(request);
       request.usherRoute = route;
-      for (const [name, value] of route.headersFor(request.url)) reply.header(name, value);
+      const { names, values } = route.headersFor(request.url);
+      for (let i = 0; i < names.length; i++) reply.header(names[i]!, values[i]!);
       if (request.protocol === 'https') reply.header('strict-transport-security', HSTS);
       if (!request.headers.host && request.raw.httpVersion !== '1.0') {
         done(new AppError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header.'));
@@ -141,12 +154,15 @@ export const pipelinePlugin = fp<PipelineOptions>(
       const route = request.usherRoute ?? routeOf(request);
       const raw = request.raw as Labelled;
       const label = raw[RAW_LABEL];
+      // Each read once: elapsedTime reads the clock, statusCode the raw response's.
+      const status = reply.statusCode;
+      const elapsedMs = reply.elapsedTime;
       metrics.record(
         label ? metrics.series(request.method, label) : route.series(request.method),
-        reply.statusCode,
-        reply.elapsedTime / 1000,
+        status,
+        elapsedMs / 1000,
       );
-      accessLog?.(request, reply, route.pathOnly, raw[RAW_LOGGED]);
+      accessLog?.(request, status, elapsedMs, route, raw[RAW_LOGGED]);
       done();
     });
   },

@@ -70,6 +70,26 @@ describeEachStore('X-Request-Id', (store) => {
     assert.equal(ids.size, 4);
   });
 
+  test('ISSUE 48: the new ids are random version 4 UUIDs, all different, past a batch of them', async () => {
+    // Ids are made 256 at a time (plugins/request-logger.ts): 600 answers use three batches.
+    const ids = new Set<string>();
+    const hexDigits = new Map<string, number>();
+    for (let i = 0; i < 600; i++) {
+      const id = (await ask('/healthz')).headers['x-request-id'] as string;
+      assert.match(id, UUID);
+      ids.add(id);
+      // The 30 digits neither the version nor the variant sets.
+      for (const digit of id.replaceAll('-', '').slice(0, 12) +
+        id.replaceAll('-', '').slice(13, 16) +
+        id.replaceAll('-', '').slice(17))
+        hexDigits.set(digit, (hexDigits.get(digit) ?? 0) + 1);
+    }
+    assert.equal(ids.size, 600);
+    // 18,000 random hex digits: each of the 16 about 1,125 times (a fixed or skewed batch would not be).
+    assert.equal(hexDigits.size, 16);
+    for (const [digit, count] of hexDigits) assert.ok(count > 900 && count < 1350, `${digit}: ${count}`);
+  });
+
   test('ISSUE 32: CORS callers may send X-Request-Id and read it back', async () => {
     const preflight = await t.inject({
       method: 'OPTIONS',

@@ -120,7 +120,13 @@ async function benchStore(kind: StoreKind): Promise<string> {
     const idle = servers.map((server) => memoryMiB(server.pid).rss);
     const results: PairResult[] = [];
     for (const scenario of Object.keys(SCENARIOS) as Scenario[]) {
-      results.push(await measureAlternated(servers, scenario, { tokens: TOKENS, rounds: ROUNDS }));
+      results.push(
+        await measureAlternated(servers, scenario, {
+          tokens: TOKENS,
+          rounds: ROUNDS,
+          warmup: Math.min(TOKENS, 500),
+        }),
+      );
       console.error(`${kind}: ${scenario} done`);
     }
     const usher = servers.find((s) => s.label === 'Usher')!;

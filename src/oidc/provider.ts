@@ -75,6 +75,9 @@ export interface OidcHostDeps {
 
 type OidcModule = typeof import('oidc-provider');
 
+/** A request as the provider's own middleware sees it (Koa's context). */
+type ProviderContext = Parameters<Parameters<Provider['use']>[0]>[0];
+
 /** Answers one request under the provider's path, its URL stripped of the prefix. */
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
@@ -245,10 +248,10 @@ export class OidcHost {
    * to end a previous person's provider session, which must not sign out the person now here.
    */
   #endsUsherSessionOnLogout(provider: Provider): void {
-    provider.use(async (ctx, next) => {
+    const endsUsherSession = async (ctx: ProviderContext, next: () => Promise<unknown>) => {
       await next();
       const oidc = (ctx as KoaContextWithOIDC).oidc;
-      if (ctx.method !== 'POST' || ctx.path !== '/session/end/confirm' || !oidc?.params?.logout) return;
+      if (!oidc?.params?.logout) return;
       if (ctx.status >= 400) return;
       const cookie = ctx.get('cookie') || undefined;
       const usher = await this.#d.browserSession(cookie);
@@ -259,7 +262,11 @@ export class OidcHost {
           `usher_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${ctx.secure ? '; Secure' : ''}`,
         );
       }
-    });
+    };
+    // Every other request goes straight on, without an async step of its own in between.
+    provider.use((ctx, next) =>
+      ctx.method === 'POST' && ctx.path === '/session/end/confirm' ? endsUsherSession(ctx, next) : next(),
+    );
   }
 
   /**
@@ -272,7 +279,7 @@ export class OidcHost {
    * it (naming a session that was not stored) are not sent: the library sets no other here.
    */
   #signsOutWithoutSessionAtOnce(provider: Provider): void {
-    provider.use(async (ctx, next) => {
+    const signsOut = async (ctx: ProviderContext, next: () => Promise<unknown>) => {
       await next();
       const oidc = (ctx as KoaContextWithOIDC).oidc;
       if (oidc?.route !== 'end_session' || ctx.status !== 200 || !oidc.session || oidc.session.accountId)
@@ -294,6 +301,14 @@ export class OidcHost {
       if (typeof back === 'string' && typeof state === 'string') to.searchParams.set('state', state);
       ctx.redirect(to.href);
       ctx.status = 303;
+    };
+    // Only a path the library's router can take for end_session (`/session/end`, ASCII letters in
+    // any case, one trailing `/`) waits for its answer; every other request goes straight on.
+    provider.use((ctx, next) => {
+      const path = ctx.path;
+      return (path.length === 12 || path.length === 13) && path.toLowerCase().startsWith('/session/end')
+        ? signsOut(ctx, next)
+        : next();
     });
   }
 
